@@ -1,0 +1,84 @@
+// spark-sieve: one jar, Spark "provided". Scala and Spark versions match what `pip install pyspark` bundles.
+import scala.io.Source
+
+// Spark is compiled against the jars of the pyspark wheel it will run with (SIEVE_PYSPARK_JARS, set by
+// dev/sbt): Maven Central as reachable here does not carry Spark 4.3, and pyspark's jars are exactly
+// the runtime, so the two can never drift. Nothing of them is packaged ("provided").
+val pysparkJars: File = sys.env.get("SIEVE_PYSPARK_JARS").map(file)
+  .getOrElse(sys.error("SIEVE_PYSPARK_JARS is not set: run sbt through dev/sbt, which points it at pyspark's jars/"))
+
+val sparkVersion: String = (pysparkJars * "spark-core_*.jar").get.headOption
+  .map(_.getName.stripPrefix("spark-core_").stripSuffix(".jar").split("-", 2)(1))
+  .getOrElse(sys.error(s"no spark-core jar in $pysparkJars"))
+
+// Scala must be the one pyspark ships, or the jar fails to link at run time.
+val pysparkScalaVersion: String = (pysparkJars * "scala-library-*.jar").get.headOption
+  .map(_.getName.stripPrefix("scala-library-").stripSuffix(".jar"))
+  .getOrElse(sys.error(s"no scala-library jar in $pysparkJars"))
+
+// The version lives in python/spark_sieve/_version.py so the jar and the wheel can never disagree.
+val sieveVersion = {
+  val src = Source.fromFile("python/spark_sieve/_version.py")
+  try {
+    val Pattern = """__version__\s*=\s*"([^"]+)"""".r
+    src.getLines().collectFirst { case Pattern(v) => v }
+      .getOrElse(sys.error("no __version__ in python/spark_sieve/_version.py"))
+  } finally src.close()
+}
+
+// Spark 17+ JVM flags, the same list Spark's launcher passes (JavaModuleOptions).
+val jvmModuleOptions = Seq(
+  "-XX:+IgnoreUnrecognizedVMOptions",
+  "--add-modules=jdk.incubator.vector",
+  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "--add-opens=java.base/java.net=ALL-UNNAMED",
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/java.util=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+  "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+  "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+  "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+  "-Djdk.reflect.useDirectMethodHandle=false",
+  "-Dio.netty.tryReflectionSetAccessible=true"
+)
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "spark-sieve",
+    organization := "io.github.sparksieve",
+    version := sieveVersion,
+    scalaVersion := pysparkScalaVersion,
+    Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
+    Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
+    Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
+    Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
+    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
+    Compile / unmanagedJars ++= (pysparkJars * "*.jar").classpath,
+    libraryDependencies ++= Seq(
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+    ),
+    // The jar's own record of what it was built from; PythonFacade.buildInfo reads it.
+    Compile / resourceGenerators += Def.task {
+      val file = (Compile / resourceManaged).value / "sieve" / "sieve-build.properties"
+      IO.write(file,
+        s"""version=${version.value}
+           |sparkVersion=$sparkVersion
+           |scalaVersion=${scalaVersion.value}
+           |""".stripMargin)
+      Seq(file)
+    }.taskValue,
+    Compile / packageBin / artifactPath :=
+      target.value / s"spark-sieve_${scalaBinaryVersion.value}-${version.value}.jar",
+    // Spark wants its own JVM flags and one SparkSession per suite; suites run one after another.
+    Test / fork := true,
+    Test / parallelExecution := false,
+    Test / javaOptions ++= jvmModuleOptions ++ Seq("-Xmx3g", "-Dspark.ui.enabled=false"),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    Test / baseDirectory := (ThisBuild / baseDirectory).value
+  )

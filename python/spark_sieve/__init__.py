@@ -1,0 +1,31 @@
+"""spark-sieve: a Spark SQL extension for filter-heavy queries.
+
+    import spark_sieve as sieve
+    spark = sieve.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+"""
+
+from ._jar import jar_path
+from ._version import __version__
+from .errors import (
+    ConfigError,
+    ExtensionNotEnabledError,
+    JarNotFoundError,
+    JvmError,
+    SieveError,
+    SparkVersionError,
+)
+from .session import configure, jar_build_info, status
+
+__all__ = [
+    "__version__",
+    "configure",
+    "jar_build_info",
+    "jar_path",
+    "status",
+    "ConfigError",
+    "ExtensionNotEnabledError",
+    "JarNotFoundError",
+    "JvmError",
+    "SieveError",
+    "SparkVersionError",
+]

@@ -1,0 +1,62 @@
+"""The single door into the JVM: ``sieve.api.PythonFacade``.
+
+Python checks its arguments before calling; JVM exceptions come back as ``SieveError`` subclasses.
+"""
+
+from py4j.java_gateway import JavaClass
+from py4j.protocol import Py4JJavaError
+
+from .errors import JVM_ERRORS, ExtensionNotEnabledError, JvmError, SieveError
+
+EXTENSION_CLASS = "sieve.SieveExtensions"
+
+_HOW_TO_ENABLE = (
+    "Create the session with spark_sieve.configure(SparkSession.builder).getOrCreate() before any other "
+    "session exists in this process, or pass the jar (spark_sieve.jar_path()) with --jars and set "
+    f"spark.sql.extensions={EXTENSION_CLASS}."
+)
+
+
+def translate(error):
+    """The SieveError for a Py4JJavaError: the first spark-sieve exception in its cause chain."""
+    throwable = error.java_exception
+    first = (throwable.getClass().getName(), throwable.getMessage())
+    while throwable is not None:
+        name = throwable.getClass().getName()
+        if name in JVM_ERRORS or name.startswith("sieve.errors."):
+            return JVM_ERRORS.get(name, SieveError)(throwable.getMessage(), jvm_class=name)
+        throwable = throwable.getCause()
+    return JvmError(f"{first[0]}: {first[1]}", jvm_class=first[0])
+
+
+class Facade:
+    """Calls into ``sieve.api.PythonFacade`` for one session, after checking the extension is on."""
+
+    def __init__(self, spark):
+        jvm = getattr(spark, "_jvm", None)
+        if jvm is None:
+            raise SieveError(
+                "spark-sieve needs a classic SparkSession with a JVM (Spark Connect sessions are not "
+                f"supported yet); got {type(spark).__name__}."
+            )
+        facade = jvm.sieve.api.PythonFacade
+        if not isinstance(facade, JavaClass):
+            raise ExtensionNotEnabledError(
+                "the spark-sieve jar is not on this session's classpath. " + _HOW_TO_ENABLE
+            )
+        self._facade = facade
+        self._jsession = spark._jsparkSession
+        if not self.call("isRegistered", self._jsession):
+            raise ExtensionNotEnabledError(
+                f"the spark-sieve jar is loaded but {EXTENSION_CLASS} is not in this session's "
+                "spark.sql.extensions. " + _HOW_TO_ENABLE
+            )
+
+    def call(self, method, *args):
+        try:
+            return getattr(self._facade, method)(*args)
+        except Py4JJavaError as e:
+            raise translate(e) from None
+
+    def status(self):
+        return dict(self.call("status", self._jsession))

@@ -1,0 +1,53 @@
+"""configure(): put the bundled jar and the extension on a SparkSession builder."""
+
+import zipfile
+
+import pyspark
+
+from ._facade import EXTENSION_CLASS, Facade
+from ._jar import jar_path
+from ._versions import same_minor
+from .errors import SparkVersionError
+
+
+def _csv_append(current, item):
+    items = [x.strip() for x in (current or "").split(",") if x.strip()]
+    if item not in items:
+        items.append(item)
+    return ",".join(items)
+
+
+def jar_build_info(path=None):
+    """What the bundled jar was built from: {'version', 'sparkVersion', 'scalaVersion'}."""
+    with zipfile.ZipFile(path or jar_path()) as jar:
+        text = jar.read("sieve/sieve-build.properties").decode("utf-8")
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def configure(builder):
+    """Add the bundled jar to ``spark.jars`` and append ``sieve.SieveExtensions`` to
+    ``spark.sql.extensions`` (keeping what the builder already holds). Calling it twice adds nothing
+    twice. Returns the builder, so ``configure(SparkSession.builder).getOrCreate()`` reads well.
+
+    Raises SparkVersionError when the installed pyspark is not the Spark line the jar was built for.
+    """
+    path = jar_path()
+    built_for = jar_build_info(path)["sparkVersion"]
+    if not same_minor(pyspark.__version__, built_for):
+        raise SparkVersionError(
+            f"this spark-sieve jar was built for Spark {built_for}, but pyspark {pyspark.__version__} "
+            f"is installed; install pyspark {'.'.join(built_for.split('.')[:2])}.x"
+        )
+    options = builder._options  # pyspark keeps the builder's settings here; there is no getter
+    builder.config("spark.jars", _csv_append(options.get("spark.jars"), path))
+    builder.config("spark.sql.extensions", _csv_append(options.get("spark.sql.extensions"), EXTENSION_CLASS))
+    return builder
+
+
+def status(spark):
+    """spark-sieve's view of a session: versions, registration, every setting's effective value.
+
+    Raises ExtensionNotEnabledError when the session lacks the jar or the extension, and
+    ConfigError when a ``spark.sieve.*`` setting is unknown or malformed.
+    """
+    return Facade(spark).status()

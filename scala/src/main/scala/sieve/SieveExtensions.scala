@@ -1,0 +1,17 @@
+package sieve
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+import sieve.config.ValidateSieveConf
+
+/**
+ * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.
+ * Every rule is a pure function of the plan and the session's `spark.sieve.*` settings;
+ * `spark.sieve.enabled=false` makes each of them return its input unchanged.
+ */
+class SieveExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(ext: SparkSessionExtensions): Unit = {
+    // Analysis: an unknown or malformed spark.sieve.* setting fails the query, naming the key.
+    ext.injectCheckRule(_ => ValidateSieveConf)
+  }
+}

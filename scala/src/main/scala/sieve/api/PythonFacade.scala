@@ -1,0 +1,44 @@
+package sieve.api
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.SparkSession
+
+import sieve.BuildInfo
+import sieve.config.{SieveConf, ValidateSieveConf}
+
+/**
+ * The one door from Python into the JVM. Python checks its arguments before calling; every method
+ * here takes and returns plain Java types so py4j needs no conversions of its own.
+ */
+object PythonFacade {
+  def buildInfo(): java.util.Map[String, String] = Map(
+    "version" -> BuildInfo.version,
+    "sparkVersion" -> BuildInfo.sparkVersion,
+    "scalaVersion" -> BuildInfo.scalaVersion).asJava
+
+  /**
+   * True when [[sieve.SieveExtensions]] was applied to this session: asks the session's own analyzer,
+   * not the `spark.sql.extensions` string, so a session built without it is seen as such.
+   */
+  def isRegistered(session: SparkSession): Boolean =
+    session.sessionState.analyzer.extendedCheckRules.contains(ValidateSieveConf)
+
+  /**
+   * The session's view of spark-sieve: versions, whether the extension is registered, and every
+   * setting's effective value. Fails with a SieveConfigException on an unknown or malformed setting.
+   */
+  def status(session: SparkSession): java.util.Map[String, String] = {
+    val conf = session.sessionState.conf
+    SieveConf.validate(conf)
+    val settings = SieveConf.all.map(e => e.key -> String.valueOf(e.get(conf)))
+    (Seq(
+      "version" -> BuildInfo.version,
+      "builtForSpark" -> BuildInfo.sparkVersion,
+      "runningSpark" -> session.version,
+      "registered" -> isRegistered(session).toString) ++ settings).toMap.asJava
+  }
+
+  /** The generated config table, so Python tools can show the same docs. */
+  def configDocs(): String = sieve.config.ConfigDocs.table
+}

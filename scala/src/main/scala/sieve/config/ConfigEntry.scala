@@ -1,0 +1,58 @@
+package sieve.config
+
+import java.util.Locale
+
+import org.apache.spark.sql.internal.SQLConf
+
+import sieve.errors.SieveConfigException
+
+/**
+ * One `spark.sieve.*` setting: key, type, default and doc, declared once in [[SieveConf]].
+ * Values are read from the session's SQLConf on every use, so `spark.conf.set` takes effect on the
+ * next query; a value that does not parse is an error naming the key, never a silent default.
+ */
+final case class ConfigEntry[T](
+    key: String,
+    default: T,
+    doc: String,
+    typeName: String,
+    parse: String => Either[String, T]) {
+
+  def get(conf: SQLConf): T = Option(conf.getConfString(key, null)) match {
+    case None => default
+    case Some(raw) => parse(raw.trim).fold(msg => throw new SieveConfigException(key, msg), identity)
+  }
+
+  def defaultString: String = default.toString
+}
+
+object ConfigEntry {
+  def boolean(key: String, default: Boolean, doc: String): ConfigEntry[Boolean] =
+    ConfigEntry(key, default, doc, "boolean", raw => raw.toLowerCase(Locale.ROOT) match {
+      case "true" => Right(true)
+      case "false" => Right(false)
+      case _ => Left(s"'$raw' is not a boolean (true or false)")
+    })
+
+  def long(key: String, default: Long, doc: String, min: Long = 0L): ConfigEntry[Long] =
+    ConfigEntry(key, default, doc, "long", raw =>
+      raw.toLongOption match {
+        case Some(v) if v >= min => Right(v)
+        case Some(v) => Left(s"$v is below the minimum $min")
+        case None => Left(s"'$raw' is not a whole number")
+      })
+
+  def double(key: String, default: Double, doc: String, min: Double, max: Double): ConfigEntry[Double] =
+    ConfigEntry(key, default, doc, "double", raw =>
+      raw.toDoubleOption match {
+        case Some(v) if v >= min && v <= max => Right(v)
+        case Some(v) => Left(s"$v is outside [$min, $max]")
+        case None => Left(s"'$raw' is not a number")
+      })
+
+  def oneOf(key: String, default: String, choices: Seq[String], doc: String): ConfigEntry[String] =
+    ConfigEntry(key, default, doc, choices.mkString("|"), raw => {
+      val v = raw.toLowerCase(Locale.ROOT)
+      if (choices.contains(v)) Right(v) else Left(s"'$raw' is not one of ${choices.mkString(", ")}")
+    })
+}

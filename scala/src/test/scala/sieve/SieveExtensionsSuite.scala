@@ -1,0 +1,68 @@
+package sieve
+
+import org.apache.spark.sql.SparkSession
+
+import sieve.api.PythonFacade
+import sieve.errors.SieveConfigException
+
+/** Registration and the master switch, in the style of Spark's SparkSessionExtensionSuite. */
+class SieveExtensionsSuite extends SieveSessionSuite {
+
+  private val queries: Seq[SparkSession => org.apache.spark.sql.DataFrame] = Seq(
+    s => s.range(0, 100).selectExpr("id", "id % 7 AS k").where("k IN (1, 2)"),
+    s => s.range(0, 100).selectExpr("id % 10 AS k").join(s.range(0, 10).withColumnRenamed("id", "k"), "k")
+      .groupBy("k").count(),
+    s => s.sql("SELECT * FROM range(50) a WHERE EXISTS (SELECT 1 FROM range(5) b WHERE a.id = b.id)"))
+
+  test("the extension is registered through spark.sql.extensions") {
+    assert(PythonFacade.isRegistered(spark))
+    assert(!PythonFacade.isRegistered(vanilla))
+    val status = PythonFacade.status(spark)
+    assert(status.get("registered") === "true")
+    assert(status.get("version") === BuildInfo.version)
+    assert(status.get("runningSpark") === spark.version)
+    assert(status.get("spark.sieve.enabled") === "true")
+  }
+
+  test("the jar was built for the Spark and Scala it runs with") {
+    assert(BuildInfo.sparkVersion === spark.version)
+    assert(BuildInfo.scalaVersion === scala.util.Properties.versionNumberString)
+  }
+
+  test("spark.sieve.enabled=false leaves every plan exactly as vanilla Spark makes it") {
+    withConf("spark.sieve.enabled" -> "false") {
+      queries.foreach { q =>
+        val (ours, theirs) = (q(spark).queryExecution, q(vanilla).queryExecution)
+        assert(normalized(ours.optimizedPlan) === normalized(theirs.optimizedPlan))
+        assert(normalized(ours.sparkPlan) === normalized(theirs.sparkPlan))
+        assertSameRows(q(spark).collect().toSeq, q(vanilla).collect().toSeq)
+      }
+    }
+  }
+
+  test("an unknown spark.sieve key fails the query and names the key, with a suggestion") {
+    withConf("spark.sieve.enabld" -> "false") {
+      val e = intercept[SieveConfigException](spark.range(3).collect())
+      assert(e.key === "spark.sieve.enabld")
+      assert(e.getMessage.contains("did you mean spark.sieve.enabled"))
+      // the vanilla session, and SET commands on ours, are not affected
+      assert(vanilla.range(3).count() === 3)
+      spark.sql("SET spark.sieve.enabld=true")
+    }
+  }
+
+  test("a malformed value fails the query and names the key and the value") {
+    withConf("spark.sieve.enabled" -> "maybe") {
+      val e = intercept[SieveConfigException](spark.range(3).collect())
+      assert(e.getMessage === "spark.sieve.enabled: 'maybe' is not a boolean (true or false)")
+      intercept[SieveConfigException](PythonFacade.status(spark))
+    }
+    assert(spark.range(3).count() === 3)
+  }
+
+  test("with the master switch off, nothing is validated either") {
+    withConf("spark.sieve.enabled" -> "false", "spark.sieve.enabld" -> "x") {
+      assert(spark.range(3).count() === 3)
+    }
+  }
+}

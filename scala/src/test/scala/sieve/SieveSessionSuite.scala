@@ -1,0 +1,71 @@
+package sieve
+
+import org.apache.spark.SparkConf
+import org.apache.spark.sql.{DataFrame, Row, SparkSession, VanillaSession}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * One local[2] SparkContext per suite with two sessions over it: `spark` has spark-sieve and
+ * `vanilla` has no extension at all. (The extension is passed to the builder rather than through
+ * `spark.sql.extensions`, which every session of the context would pick up; the Python tests cover
+ * the `spark.sql.extensions` path.)
+ * Feature tests compare answers against `vanilla` and then assert the plan shape (Comet's
+ * checkSparkAnswerAndOperator pattern).
+ */
+abstract class SieveSessionSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPlanHelper {
+
+  protected def sparkConf: SparkConf = new SparkConf()
+    .setMaster("local[2]")
+    .setAppName(getClass.getSimpleName)
+    .set("spark.ui.enabled", "false")
+    .set("spark.sql.shuffle.partitions", "4")
+    .set("spark.driver.host", "127.0.0.1")
+
+  protected lazy val spark: SparkSession =
+    SparkSession.builder().config(sparkConf).withExtensions(new SieveExtensions).getOrCreate()
+
+  protected lazy val vanilla: SparkSession = VanillaSession.over(spark.sparkContext)
+
+  override protected def afterAll(): Unit = {
+    try SparkSession.getDefaultSession.foreach(_.stop())
+    finally super.afterAll()
+  }
+
+  /** Sets `spark.sieve.*` (or any SQL) settings on both sessions for the length of `body`. */
+  protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
+    val sessions = Seq(spark, vanilla)
+    val old = sessions.map(s => pairs.map { case (k, _) => k -> s.conf.getOption(k) })
+    sessions.foreach(s => pairs.foreach { case (k, v) => s.conf.set(k, v) })
+    try body
+    finally sessions.zip(old).foreach { case (s, kvs) =>
+      kvs.foreach { case (k, Some(v)) => s.conf.set(k, v); case (k, None) => s.conf.unset(k) }
+    }
+  }
+
+  /** Runs `query` on both sessions and asserts the same rows, in any order; returns sieve's frame. */
+  protected def checkAnswerAgainstVanilla(query: SparkSession => DataFrame): DataFrame = {
+    val df = query(spark)
+    val expected = query(vanilla).collect().toSeq
+    assertSameRows(df.collect().toSeq, expected)
+    df
+  }
+
+  protected def assertSameRows(actual: Seq[Row], expected: Seq[Row]): Unit = {
+    def sorted(rows: Seq[Row]) = rows.map(_.toString).sorted
+    assert(sorted(actual) === sorted(expected), "answers differ from vanilla Spark")
+  }
+
+  /** A plan's text with expression ids blanked, so plans of two sessions compare (PlanTest style). */
+  protected def normalized(plan: org.apache.spark.sql.catalyst.trees.TreeNode[_]): String =
+    plan.toString.replaceAll("#\\d+", "#x")
+
+  /** Runs the same test body with adaptive query execution on and off. */
+  protected def testWithAndWithoutAqe(name: String)(body: => Unit): Unit =
+    Seq("true", "false").foreach { aqe =>
+      test(s"$name (AQE=$aqe)") {
+        withConf("spark.sql.adaptive.enabled" -> aqe)(body)
+      }
+    }
+}
