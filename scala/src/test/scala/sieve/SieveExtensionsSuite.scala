@@ -14,7 +14,7 @@ class SieveExtensionsSuite extends SieveSessionSuite {
       .groupBy("k").count(),
     s => s.sql("SELECT * FROM range(50) a WHERE EXISTS (SELECT 1 FROM range(5) b WHERE a.id = b.id)"))
 
-  test("the extension is registered through spark.sql.extensions") {
+  test("the extension is applied to its session and not to a vanilla one") {
     assert(PythonFacade.isRegistered(spark))
     assert(!PythonFacade.isRegistered(vanilla))
     val status = PythonFacade.status(spark)

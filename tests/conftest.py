@@ -1,0 +1,61 @@
+"""Fixtures shared by every test module. Tests import the *installed* spark_sieve (dev/test builds and
+installs the wheel first); the source tree under python/ is never on sys.path."""
+
+import pytest
+from pyspark.sql import SparkSession
+
+import spark_sieve as sieve
+from standalone import StandaloneCluster
+
+
+def _stop_active_session():
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+@pytest.fixture(scope="session")
+def jar():
+    """The jar bundled in the installed wheel; fails (never skips) when it is missing."""
+    try:
+        return sieve.jar_path()
+    except sieve.JarNotFoundError as e:
+        pytest.fail(f"the installed spark_sieve has no bundled jar; run the tests through dev/test. {e}")
+
+
+@pytest.fixture(scope="module")
+def spark(jar):
+    """One local[2] session with spark-sieve per test module."""
+    _stop_active_session()
+    builder = (SparkSession.builder.master("local[2]").appName("spark-sieve-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.host", "127.0.0.1"))
+    session = sieve.configure(builder).getOrCreate()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory, jar):
+    """A master and two workers on 127.0.0.1, each its own JVM; shut down even when a test fails."""
+    _stop_active_session()
+    with StandaloneCluster(tmp_path_factory.mktemp("standalone"), workers=2) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def cluster_spark(standalone_cluster):
+    """A spark-sieve session whose executors run on the standalone cluster's workers."""
+    builder = (SparkSession.builder.master(standalone_cluster.url).appName("spark-sieve-cluster-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.executor.memory", "512m")
+               .config("spark.executor.cores", "1")
+               .config("spark.sql.shuffle.partitions", "4"))
+    session = sieve.configure(builder).getOrCreate()
+    try:
+        standalone_cluster.wait_for_executors(session)
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,47 @@
+"""configure(builder): jar on spark.jars, extension appended, idempotent, version-checked.
+These tests only touch builders; no session is started."""
+
+import pytest
+from pyspark.sql import SparkSession
+
+import spark_sieve as sieve
+
+EXT = "sieve.SieveExtensions"
+
+
+def test_adds_the_bundled_jar_and_the_extension(jar):
+    builder = sieve.configure(SparkSession.Builder())
+    assert builder._options["spark.jars"] == jar
+    assert builder._options["spark.sql.extensions"] == EXT
+
+
+def test_appends_to_extensions_and_jars_already_set(jar):
+    builder = (SparkSession.Builder()
+               .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+               .config("spark.jars", "/opt/other.jar"))
+    returned = sieve.configure(builder)
+    assert returned is builder
+    assert builder._options["spark.sql.extensions"] == f"io.delta.sql.DeltaSparkSessionExtension,{EXT}"
+    assert builder._options["spark.jars"] == f"/opt/other.jar,{jar}"
+
+
+def test_called_twice_adds_nothing_twice(jar):
+    builder = sieve.configure(sieve.configure(SparkSession.Builder().config("spark.sql.extensions", "a.B")))
+    assert builder._options["spark.sql.extensions"] == f"a.B,{EXT}"
+    assert builder._options["spark.jars"] == jar
+
+
+def test_keeps_an_extension_list_that_already_names_sieve():
+    builder = SparkSession.Builder().config("spark.sql.extensions", f" {EXT} , a.B")
+    assert sieve.configure(builder)._options["spark.sql.extensions"] == f"{EXT},a.B"
+
+
+def test_refuses_a_pyspark_of_another_spark_line(monkeypatch):
+    monkeypatch.setattr("pyspark.__version__", "4.10.0")  # as strings "4.10" < "4.3"; as versions, not 4.3
+    with pytest.raises(sieve.SparkVersionError, match=r"built for Spark 4\.3\..*pyspark 4\.10\.0"):
+        sieve.configure(SparkSession.Builder())
+
+
+def test_accepts_another_patch_release(monkeypatch):
+    monkeypatch.setattr("pyspark.__version__", "4.3.7")
+    sieve.configure(SparkSession.Builder())

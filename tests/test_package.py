@@ -1,0 +1,50 @@
+"""The installed wheel: where it is, what it bundles, and that its parts agree on versions."""
+
+import glob
+import importlib.metadata
+import os
+import zipfile
+
+import pyspark
+
+import spark_sieve as sieve
+
+
+def test_tests_run_against_the_installed_wheel_not_the_source_tree():
+    assert "site-packages" in sieve.__file__, sieve.__file__
+    assert importlib.metadata.version("spark-sieve") == sieve.__version__
+
+
+def test_jar_is_bundled_inside_the_package(jar):
+    package_dir = os.path.dirname(sieve.__file__)
+    assert os.path.dirname(jar) == os.path.join(package_dir, "jars")
+    assert os.path.basename(jar) == f"spark-sieve_2.13-{sieve.__version__}.jar"
+    files = importlib.metadata.files("spark-sieve")
+    assert any(str(f).endswith(os.path.basename(jar)) for f in files), "the wheel's RECORD lists no jar"
+    with zipfile.ZipFile(jar) as z:
+        names = set(z.namelist())
+    assert "sieve/SieveExtensions.class" in names
+    assert not any(n.startswith("org/apache/spark/") for n in names), "Spark must not be bundled"
+
+
+def test_jar_version_equals_package_version(jar):
+    assert sieve.jar_build_info(jar)["version"] == sieve.__version__
+
+
+def test_jar_was_built_with_the_scala_and_spark_pyspark_ships(jar):
+    info = sieve.jar_build_info(jar)
+    jars_dir = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    [scala_lib] = glob.glob(os.path.join(jars_dir, "scala-library-*.jar"))
+    assert info["scalaVersion"] == os.path.basename(scala_lib)[len("scala-library-"):-len(".jar")]
+    assert info["sparkVersion"] == pyspark.__version__
+
+
+def test_jar_path_explains_a_missing_jar(monkeypatch, tmp_path):
+    monkeypatch.setattr("spark_sieve._jar._JARS_DIR", str(tmp_path))
+    try:
+        sieve.jar_path()
+    except sieve.JarNotFoundError as e:
+        assert "pip install" in str(e) and str(tmp_path) in str(e)
+        assert isinstance(e, sieve.SieveError)
+    else:
+        raise AssertionError("jar_path() found a jar in an empty folder")
