@@ -2,9 +2,10 @@ package sieve.api
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import sieve.BuildInfo
+import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson}
 import sieve.config.{SieveConf, ValidateSieveConf}
 
 /**
@@ -37,6 +38,17 @@ object PythonFacade {
       "builtForSpark" -> BuildInfo.sparkVersion,
       "runningSpark" -> session.version,
       "registered" -> isRegistered(session).toString) ++ settings).toMap.asJava
+  }
+
+  /** `tree.apply(df)`: `json` is the tree (see FilterTreeJson), `frames` the DataFrame sources. */
+  def applyBulkFilter(df: DataFrame, json: String, frames: java.util.List[DataFrame]): DataFrame =
+    ApplyBulkFilter(df, FilterTreeJson.parse(json, frames.asScala.toSeq))
+
+  /** `spark_sieve.explain(df)`: each BulkFilter in the plan, as written and as it will run. */
+  def explainBulkFilters(df: DataFrame): String = {
+    val conf = df.sparkSession.sessionState.conf
+    df.queryExecution.analyzed.collect { case bf: BulkFilter => BulkFilterOrder.explain(bf, conf) }
+      .mkString("\n\n")
   }
 
   /** The generated config table, so Python tools can show the same docs. */

@@ -12,7 +12,12 @@ object SieveConf {
     "spark.sieve.enabled", default = true,
     "Master switch. When false every spark-sieve rule leaves plans exactly as vanilla Spark makes them.")
 
-  val all: Seq[ConfigEntry[_]] = Seq(ENABLED)
+  val BULK_FILTER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.bulkFilter.enabled", default = true,
+    "Reorder bulk-filter trees by cost. When false (or when spark.sieve.enabled is false) a tree " +
+      "still runs, with its leaves in the order written.")
+
+  val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED)
 
   private val byKey = all.map(e => e.key -> e).toMap
 

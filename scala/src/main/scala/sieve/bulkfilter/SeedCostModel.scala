@@ -1,0 +1,30 @@
+package sieve.bulkfilter
+
+/**
+ * The seed's cost model (seeds/000): a leaf costs 0.1 (a join keeps ~10% of its input),
+ * AND = product of its children, OR = 10 x their sum. Each node's children are sorted ascending,
+ * bottom-up; `sortBy` is stable, so ties keep the user's order.
+ */
+object SeedCostModel {
+  val LeafCost = 0.1
+
+  def cost[L](tree: FilterTree[L]): Double = tree match {
+    case Leaf(_) => LeafCost
+    case AllOf(cs) => cs.map(cost).product
+    case AnyOf(cs) => 10 * cs.map(cost).sum
+  }
+
+  def reorder[L](tree: FilterTree[L]): FilterTree[L] = tree match {
+    case leaf: Leaf[L] => leaf
+    case n: Node[L] => n.withChildren(n.children.map(reorder(_)).sortBy(cost(_)))
+  }
+
+  /** The tree's text with each node's cost, for explain. */
+  def renderWithCosts[L](tree: FilterTree[L], show: L => String): String = tree match {
+    case Leaf(l) => s"${show(l)}[${fmt(cost(tree))}]"
+    case n: Node[L] =>
+      n.children.map(renderWithCosts(_, show)).mkString("(", s" ${n.opName} ", s")[${fmt(cost(tree))}]")
+  }
+
+  private def fmt(d: Double): String = if (d >= 0.01 && d < 1e6) f"$d%.3g" else f"$d%.2e"
+}

@@ -1,0 +1,193 @@
+package sieve.bulkfilter
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path}
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Join, LogicalPlan}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+
+import sieve.SieveSessionSuite
+import sieve.bulkfilter.BulkFilters._
+import sieve.errors.{SieveColumnException, SieveSourceException, SieveTreeException}
+
+/** Bulk filters against vanilla Spark's EXISTS / NOT EXISTS formulation of the same tree. */
+class BulkFilterSuite extends SieveSessionSuite {
+  private lazy val dir: Path = Files.createTempDirectory("sieve-bulk")
+
+  private def textFile(name: String, lines: String*): String = {
+    val p = dir.resolve(name)
+    Files.write(p, lines.mkString("", "\n", "\n").getBytes(UTF_8))
+    p.toString
+  }
+
+  /** Cars with exact duplicate rows and NULL keys. */
+  private def cars(s: SparkSession): DataFrame = s.sql(
+    """SELECT * FROM VALUES
+      |  (1, 'red', 'BMW', 'ASIA', 2001), (1, 'red', 'BMW', 'ASIA', 2001), (2, 'blue', 'Tata', 'NA', 2005),
+      |  (3, 'green', 'Hyundai', 'EUROPE', 2010), (4, NULL, 'BMW', 'NA', 2010), (5, 'silver', NULL, 'ASIA', NULL),
+      |  (6, 'gold', 'Kia', 'AFRICA', 1999), (6, 'gold', 'Kia', 'AFRICA', 1999), (7, 'blue', 'Hyundai', 'ASIA', 2020),
+      |  (8, 'white', 'Tata', 'EUROPE', 2001), (9, 'yellow', 'Ford', NULL, 2005), (10, 'grey', 'BMW', 'NA', 2015)
+      |  AS cars(id, color, brand, region, year)""".stripMargin)
+
+  // The seed's cars example: A, B on color, C on brand, D on region.
+  private lazy val colorsA = textFile("colors_a.txt", "green", "blue", "white", "grey", "silver", "gold", "yellow")
+  private lazy val colorsB = textFile("colors_b.csv", "name,color", "x,blue", "y,green", "z,silver")
+  private lazy val brands = {
+    val p = dir.resolve("brands.parquet").toString
+    vanilla.createDataFrame(Seq(Tuple1("BMW"), Tuple1("Hyundai"), Tuple1("Tata"), Tuple1(null: String)))
+      .toDF("brand").write.parquet(p)
+    p
+  }
+  private lazy val regions = {
+    val p = dir.resolve("regions.json").toString
+    vanilla.createDataFrame(Seq(("ASIA", 1), ("NA", 2), ("EUROPE", 3))).toDF("region", "n").coalesce(1).write.json(p)
+    p
+  }
+  private lazy val years = textFile("years.txt", "2001", "2010", "2020")
+  private lazy val empty = textFile("empty.txt")
+
+  private def A = include("color", colorsA)
+  private def B = leaf(include = true, "color", PathSource(colorsB, None), Some("color"))
+  private def C = include("brand", brands)
+  private def D = leaf(include = true, "region", PathSource(regions, None), Some("region"))
+
+  /** Vanilla Spark's formulation: each leaf an EXISTS / NOT EXISTS over the same values. */
+  private def existsQuery(tree: Tree): SparkSession => DataFrame = { s =>
+    cars(s).createOrReplaceTempView("cars")
+    var n = 0
+    def sql(t: Tree): String = t match {
+      case Leaf(l) =>
+        n += 1
+        val raw = l.source match {
+          case PathSource(p, _) => ValueSources.read(s, p, None)
+          case f: FrameSource => f.frame
+        }
+        val keyType = cars(s).schema(l.column).dataType.sql
+        raw.selectExpr(s"try_cast(`${l.valueColumn.getOrElse(raw.columns.head)}` AS $keyType) AS value")
+          .createOrReplaceTempView(s"v$n")
+        s"${if (l.include) "" else "NOT "}EXISTS (SELECT 1 FROM v$n WHERE v$n.value = cars.${l.column})"
+      case node: Node[LeafSpec] => node.children.map(sql).mkString("(", s" ${node.opName.toUpperCase} ", ")")
+    }
+    s.sql(s"SELECT * FROM cars WHERE ${sql(tree)}")
+  }
+
+  private def joins(plan: LogicalPlan): Seq[Join] = plan.collect { case j: Join => j }
+
+  /** Answer equal to vanilla's EXISTS query, one BulkFilter in the analyzed plan, one join per key
+   * column in the optimized plan (each against a grouped value table), and no DISTINCT anywhere. */
+  private def checkTree(tree: Tree): DataFrame = {
+    val df = checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(cars(s)) else existsQuery(tree)(s))
+    assert(df.queryExecution.analyzed.collect { case b: BulkFilter => b }.size === 1)
+    val optimized = df.queryExecution.optimizedPlan
+    assert(optimized.collect { case b: BulkFilter => b }.isEmpty)
+    val keyColumns = tree.leaves.map(_.column).distinct
+    assert(joins(optimized).size === keyColumns.size, optimized.treeString)
+    assert(joins(optimized).forall(_.right.find(_.isInstanceOf[Aggregate]).isDefined), optimized.treeString)
+    assert(optimized.collect { case d @ (_: Distinct | _: Deduplicate) => d }.isEmpty)
+    df
+  }
+
+  /** Key columns in the order the optimized plan joins them (innermost join first). */
+  private def joinOrder(df: DataFrame): Seq[String] =
+    joins(df.queryExecution.optimizedPlan).reverse.map(_.right.output.head.name.stripPrefix("sieve_"))
+
+  testWithAndWithoutAqe("the seed's example (D) or ((C) and (A and B)) runs as (((A and B) and C) or D)") {
+    val tree = anyOf(D, allOf(C, allOf(A, B)))
+    val df = checkTree(tree)
+    assert(joinOrder(df) === Seq("color", "brand", "region"))
+    assert(PythonFacadeText.asRun(df) ===
+      s"(((include(color, $colorsA) and include(color, $colorsB)) and include(brand, $brands)) or include(region, $regions))")
+  }
+
+  testWithAndWithoutAqe("the seed's example (a or b) and c and (d or f) runs c first") {
+    val tree = allOf(anyOf(A, B), C, anyOf(D, exclude("year", years)))
+    val df = checkTree(tree)
+    assert(joinOrder(df) === Seq("brand", "color", "region", "year"))
+  }
+
+  testWithAndWithoutAqe("exclude keeps NULL keys; NULLs among the values match nothing") {
+    checkTree(exclude("brand", brands))          // brands holds a NULL: keeps the NULL-brand car anyway
+    checkTree(include("brand", brands))          // ... and it does not make NULL brands match
+    checkTree(exclude("color", colorsA) | exclude("region", colorsB))
+  }
+
+  testWithAndWithoutAqe("duplicate input rows survive exactly, under AND and OR") {
+    val df = checkTree(anyOf(D, allOf(include("color", colorsA), exclude("brand", brands))))
+    assert(df.where("id = 6").count() === 2)
+  }
+
+  testWithAndWithoutAqe("empty value set: include keeps nothing, exclude keeps everything") {
+    assert(checkTree(include("color", empty)).count() === 0)
+    assert(checkTree(exclude("color", empty)).count() === 12)
+  }
+
+  testWithAndWithoutAqe("values are cast to the key column's type") {
+    checkTree(include("year", years) | D)
+  }
+
+  test("a value that cannot be cast fails the query naming the file, the value and the column") {
+    val bad = textFile("bad_years.txt", "2001", "twenty", "2010")
+    val e = intercept[Exception](include("year", bad).applyTo(cars(spark)).collect())
+    assert(e.getMessage.contains(s"value 'twenty' in $bad cannot be cast to INT for column 'year'"))
+  }
+
+  test("a source used by several leaves is read once per key column") {
+    val df = (include("color", colorsA) & exclude("color", colorsA) | include("color", colorsB)).applyTo(cars(spark))
+    val bf = df.queryExecution.analyzed.collect { case b: BulkFilter => b }.head
+    assert(bf.sources.size === 2)
+    val scans = df.queryExecution.optimizedPlan.collectLeaves().collect {
+      case l: LogicalRelation => l.relation match { case h: HadoopFsRelation => h.location.rootPaths.map(_.getName) }
+    }.flatten
+    assert(scans.sorted === Seq("colors_a.txt", "colors_b.csv"))
+  }
+
+  test("with reordering off the tree runs in written order; answers do not change") {
+    val tree = allOf(anyOf(A, B), C, D)
+    withConf("spark.sieve.bulkFilter.enabled" -> "false") {
+      assert(joinOrder(checkTree(tree)) === Seq("color", "brand", "region"))
+    }
+    withConf("spark.sieve.enabled" -> "false") {
+      assert(joinOrder(checkTree(tree)) === Seq("color", "brand", "region"))
+    }
+    assert(joinOrder(checkTree(tree)) === Seq("brand", "region", "color"))
+  }
+
+  test("bad trees fail at apply(), naming the file, column or node") {
+    val missing = dir.resolve("nope.txt").toString
+    assert(intercept[SieveSourceException](include("color", missing).applyTo(cars(spark))).getMessage ===
+      s"$missing: no such file or directory")
+    assert(intercept[SieveColumnException](include("colour", colorsA).applyTo(cars(spark))).getMessage ===
+      "column 'colour': not a column of the input (its columns: id, color, brand, region, year)")
+    assert(intercept[SieveTreeException](allOf(A, anyOf()).applyTo(cars(spark))).getMessage ===
+      "filter tree at root.and[1]: empty OR: it needs at least one child")
+    val odd = textFile("values.xyz", "a")
+    assert(intercept[SieveSourceException](include("color", odd).applyTo(cars(spark))).getMessage
+      .startsWith(s"$odd: cannot tell its format from the file name; pass format="))
+    val wrongColumn = leaf(include = true, "color", PathSource(colorsB, None), Some("colour"))
+    assert(intercept[SieveColumnException](wrongColumn.applyTo(cars(spark))).getMessage ===
+      s"column 'colour': not a column of $colorsB (its columns: name, color)")
+  }
+
+  test("JSON trees parse to the same tree the builder makes") {
+    val json =
+      s"""{"op": "or", "children": [
+         |  {"op": "include", "column": "region", "source": {"path": "$regions"}, "value_column": "region"},
+         |  {"op": "and", "children": [
+         |    {"op": "include", "column": "brand", "source": {"path": "$brands", "format": "parquet"}},
+         |    {"op": "exclude", "column": "color", "source": {"path": "$colorsB"}, "value_column": "color"}]}]}""".stripMargin
+    val expected = anyOf(D, allOf(leaf(include = true, "brand", PathSource(brands, Some("parquet")), None),
+      leaf(include = false, "color", PathSource(colorsB, None), Some("color"))))
+    assert(FilterTreeJson.parse(json) === expected)
+    assert(intercept[SieveTreeException](FilterTreeJson.parse("""{"op": "xor", "children": []}""")).getMessage ===
+      "filter tree at root: unknown op 'xor' (expected and, or, include, exclude)")
+  }
+}
+
+/** The chosen order as text, read back from the node the way explain shows it. */
+private object PythonFacadeText {
+  def asRun(df: DataFrame): String = {
+    val bf = df.queryExecution.analyzed.collect { case b: BulkFilter => b }.head
+    BulkFilterOrder.chosenTree(bf.tree, df.sparkSession.sessionState.conf).render(bf.labels)
+  }
+}
