@@ -21,3 +21,13 @@ def test_extension_is_on_and_the_jar_runs_on_executors(cluster_spark):
     assert {r.v for r in rows} == {sieve.__version__}
     assert sorted(r.k for r in rows) == list(range(10))
     assert sum(r["count"] for r in rows) == 1000
+
+
+def test_bulk_filter_reads_value_files_on_executors(cluster_spark, tmp_path):
+    values = tmp_path / "keys.txt"
+    values.write_text("".join(f"{k}\n" for k in range(0, 1000, 7)))
+    df = cluster_spark.range(0, 20000, numPartitions=8).selectExpr("id % 1000 AS k", "id")
+    tree = sieve.include("k", str(values)) | sieve.exclude("id", str(values))
+    got = tree.apply(df).count()
+    expected = df.where(f"k % 7 = 0 OR NOT (id < 1000 AND id % 7 = 0)").count()
+    assert got == expected

@@ -5,19 +5,32 @@
 """
 
 from ._jar import jar_path
+from .bulk_filter import BulkFilter, all_of, any_of, exclude, explain, include
 from ._version import __version__
 from .errors import (
+    ColumnError,
     ConfigError,
     ExtensionNotEnabledError,
     JarNotFoundError,
     JvmError,
     SieveError,
+    SourceError,
     SparkVersionError,
+    TreeError,
 )
 from .session import configure, jar_build_info, status
 
 __all__ = [
     "__version__",
+    "BulkFilter",
+    "all_of",
+    "any_of",
+    "exclude",
+    "explain",
+    "include",
+    "ColumnError",
+    "SourceError",
+    "TreeError",
     "configure",
     "jar_build_info",
     "jar_path",

@@ -30,6 +30,18 @@ class ConfigError(SieveError):
     """A ``spark.sieve.*`` setting is unknown or holds a malformed value."""
 
 
+class SourceError(SieveError):
+    """A value source (file, directory, DataFrame) that is missing, unreadable or of an unknown format."""
+
+
+class ColumnError(SieveError):
+    """A column that the input DataFrame or a value source does not have, or cannot be a filter key."""
+
+
+class TreeError(SieveError):
+    """A malformed filter tree: an empty AND/OR, an unknown operator, a bad argument, bad JSON."""
+
+
 class JvmError(SieveError):
     """An unexpected JVM exception inside spark-sieve; ``jvm_class`` names it."""
 
@@ -38,4 +50,7 @@ class JvmError(SieveError):
 JVM_ERRORS = {
     "sieve.errors.SieveException": SieveError,
     "sieve.errors.SieveConfigException": ConfigError,
+    "sieve.errors.SieveSourceException": SourceError,
+    "sieve.errors.SieveColumnException": ColumnError,
+    "sieve.errors.SieveTreeException": TreeError,
 }

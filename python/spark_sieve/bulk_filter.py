@@ -1,0 +1,180 @@
+"""Bulk filters: nested AND/OR trees of include/exclude filters whose values come from files.
+
+    tree = sieve.include("region", "regions.txt") | (
+        sieve.include("brand", "brands.csv") & sieve.exclude("color", "banned.parquet"))
+    cars = tree.apply(cars_df)      # lazy; the plan holds one BulkFilter node
+    sieve.explain(cars)             # the tree as written and as it will run, with costs
+
+include(c, V) keeps rows whose c equals some value of V; exclude(c, V) keeps rows whose c equals none
+(a NULL c is kept; NULLs in V match nothing). Duplicate input rows are kept exactly.
+"""
+
+import json
+import os
+
+from pyspark.sql import DataFrame
+
+from ._facade import Facade
+from .errors import TreeError
+
+FORMATS = ("text", "csv", "parquet", "json", "orc")
+
+
+class BulkFilter:
+    """A node of a filter tree. Build with include / exclude / all_of / any_of, or & and |."""
+
+    def __and__(self, other):
+        return AllOf(*_parts(self, AllOf), *_parts(_check_node(other, "&"), AllOf))
+
+    def __or__(self, other):
+        return AnyOf(*_parts(self, AnyOf), *_parts(_check_node(other, "|"), AnyOf))
+
+    def apply(self, df):
+        """``df`` filtered by this tree, as a lazy DataFrame. Raises SourceError, ColumnError or TreeError
+        naming what is wrong (a missing file, an unknown column, an empty AND/OR)."""
+        if not isinstance(df, DataFrame):
+            raise TreeError(f"apply() takes a DataFrame, got {type(df).__name__}")
+        spark = df.sparkSession
+        frames = []
+        spec = self._spec(frames)
+        jframes = spark._jvm.java.util.ArrayList()
+        for frame in frames:
+            jframes.add(frame._jdf)
+        jdf = Facade(spark).call("applyBulkFilter", df._jdf, json.dumps(spec), jframes)
+        return DataFrame(jdf, spark)
+
+    def to_json(self):
+        """The tree as JSON (paths only: a DataFrame source cannot be written down)."""
+        return json.dumps(self._spec(None), indent=2)
+
+    @staticmethod
+    def from_json(text):
+        """A tree from the JSON that ``to_json`` writes (the form a UI or a job config holds)."""
+        try:
+            spec = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise TreeError(f"filter tree at root: not valid JSON: {e}") from None
+        return _from_spec(spec, "root")
+
+    def __repr__(self):
+        return self._render()
+
+
+class Leaf(BulkFilter):
+    def __init__(self, include, column, source, value_column=None, format=None):
+        op = "include" if include else "exclude"
+        if not isinstance(column, str) or not column:
+            raise TreeError(f"{op}(): column must be a non-empty column name, got {column!r}")
+        if isinstance(source, os.PathLike):
+            source = os.fspath(source)
+        if not isinstance(source, (str, DataFrame)) or source == "":
+            raise TreeError(f"{op}({column!r}, ...): source must be a path or a DataFrame, got {source!r}")
+        if value_column is not None and (not isinstance(value_column, str) or not value_column):
+            raise TreeError(f"{op}({column!r}, ...): value_column must be a column name, got {value_column!r}")
+        if format is not None and format not in FORMATS:
+            raise TreeError(f"{op}({column!r}, ...): format must be one of {', '.join(FORMATS)}, got {format!r}")
+        if format is not None and isinstance(source, DataFrame):
+            raise TreeError(f"{op}({column!r}, ...): format= applies to paths, not to a DataFrame source")
+        self.include, self.column, self.source = include, column, source
+        self.value_column, self.format = value_column, format
+
+    def _spec(self, frames):
+        if isinstance(self.source, DataFrame):
+            if frames is None:
+                raise TreeError(f"{self._render()}: a DataFrame source cannot be written to JSON; use a path")
+            source = {"dataframe": len(frames)}
+            frames.append(self.source)
+        else:
+            source = {"path": self.source}
+            if self.format:
+                source["format"] = self.format
+        spec = {"op": "include" if self.include else "exclude", "column": self.column, "source": source}
+        if self.value_column:
+            spec["value_column"] = self.value_column
+        return spec
+
+    def _render(self):
+        src = "DataFrame" if isinstance(self.source, DataFrame) else repr(self.source)
+        return f"{'include' if self.include else 'exclude'}({self.column!r}, {src})"
+
+
+class _Node(BulkFilter):
+    op = None
+
+    def __init__(self, *children):
+        for i, child in enumerate(children):
+            _check_node(child, f"{self.op}[{i}]")
+        self.children = tuple(children)
+
+    def _spec(self, frames):
+        return {"op": self.op, "children": [c._spec(frames) for c in self.children]}
+
+    def _render(self):
+        return "(" + f" {self.op} ".join(c._render() for c in self.children) + ")"
+
+
+class AllOf(_Node):
+    op = "and"
+
+
+class AnyOf(_Node):
+    op = "or"
+
+
+def _check_node(node, where):
+    if not isinstance(node, BulkFilter):
+        raise TreeError(f"{where}: expected a filter (include, exclude, all_of, any_of), got {node!r}")
+    return node
+
+
+def _parts(node, kind):
+    """`a & b & c` is one AND of three; an explicit all_of(all_of(a, b), c) stays as written."""
+    return node.children if type(node) is kind else (node,)
+
+
+def _from_spec(spec, at):
+    if not isinstance(spec, dict):
+        raise TreeError(f"filter tree at {at}: expected an object, got {spec!r}")
+    op = str(spec.get("op", "")).lower()
+    if op in ("and", "or"):
+        children = spec.get("children")
+        if not isinstance(children, list):
+            raise TreeError(f"filter tree at {at}: '{op}' needs a 'children' list")
+        kids = [_from_spec(c, f"{at}.{op}[{i}]") for i, c in enumerate(children)]
+        return AllOf(*kids) if op == "and" else AnyOf(*kids)
+    if op in ("include", "exclude"):
+        source = spec.get("source")
+        if not isinstance(source, dict) or "path" not in source:
+            raise TreeError(f"filter tree at {at}: '{op}' needs a 'source' object with a 'path'")
+        return Leaf(op == "include", spec.get("column"), source["path"], spec.get("value_column"),
+                    source.get("format"))
+    raise TreeError(f"filter tree at {at}: unknown op {spec.get('op')!r} (expected and, or, include, exclude)")
+
+
+def include(column, source, value_column=None, format=None):
+    """Keep rows whose ``column`` equals some value of ``source`` (a path or a DataFrame)."""
+    return Leaf(True, column, source, value_column, format)
+
+
+def exclude(column, source, value_column=None, format=None):
+    """Keep rows whose ``column`` equals no value of ``source``; rows with a NULL ``column`` are kept."""
+    return Leaf(False, column, source, value_column, format)
+
+
+def all_of(*children):
+    """AND of the children."""
+    return AllOf(*children)
+
+
+def any_of(*children):
+    """OR of the children."""
+    return AnyOf(*children)
+
+
+def explain(df, print_it=True):
+    """Each BulkFilter in ``df``'s plan: the tree as written and as it will run, each node's cost, and
+    the order of the per-column joins. Prints it and returns the text."""
+    text = Facade(df.sparkSession).call("explainBulkFilters", df._jdf) or "no BulkFilter in this plan"
+    if print_it:
+        print(text)
+    return text

@@ -1,0 +1,185 @@
+"""Bulk filters from Python: every semantics row of DESIGN.md, answers against plain Spark's
+EXISTS / NOT EXISTS formulation, the plan shape, sources, JSON and errors."""
+
+import json
+import re
+
+import pytest
+
+import spark_sieve as sieve
+from reference import exists_query, same_rows
+
+CARS = [
+    (1, "red", "BMW", "ASIA", 2001), (1, "red", "BMW", "ASIA", 2001), (2, "blue", "Tata", "NA", 2005),
+    (3, "green", "Hyundai", "EUROPE", 2010), (4, None, "BMW", "NA", 2010), (5, "silver", None, "ASIA", None),
+    (6, "gold", "Kia", "AFRICA", 1999), (6, "gold", "Kia", "AFRICA", 1999), (7, "blue", "Hyundai", "ASIA", 2020),
+    (8, "white", "Tata", "EUROPE", 2001), (9, "yellow", "Ford", None, 2005), (10, "grey", "BMW", "NA", 2015),
+]
+
+
+@pytest.fixture(scope="module")
+def cars(spark):
+    return spark.createDataFrame(CARS, "id INT, color STRING, brand STRING, region STRING, year INT")
+
+
+@pytest.fixture(scope="module")
+def files(spark, tmp_path_factory):
+    d = tmp_path_factory.mktemp("values")
+
+    def text(name, *lines):
+        (d / name).write_text("".join(f"{line}\n" for line in lines))
+        return str(d / name)
+
+    f = {
+        "colors": text("colors.txt", "green", "blue", "white", "grey", "silver", "gold", "yellow"),
+        "few_colors": text("few_colors.csv", "name,color", "x,blue", "y,green", "z,silver"),
+        "years": text("years.txt", "2001", "2010", "2020"),
+        "bad_years": text("bad_years.txt", "2001", "twenty"),
+        "empty": text("empty.txt"),
+        "regions": str(d / "regions.parquet"),
+        "brands": str(d / "brands.json"),
+        "brands_orc": str(d / "brands.orc"),
+        "region_dir": str(d / "region_dir"),
+    }
+    spark.createDataFrame([("ASIA",), ("NA",), (None,)], "region STRING").write.parquet(f["regions"])
+    spark.createDataFrame([("BMW",), ("Hyundai",)], "brand STRING").coalesce(1).write.json(f["brands"])
+    spark.createDataFrame([("Tata",), ("Kia",)], "brand STRING").write.orc(f["brands_orc"])
+    spark.createDataFrame([("EUROPE",), ("AFRICA",)], "region STRING").repartition(3).write.parquet(f["region_dir"])
+    return f
+
+
+def check(spark, cars, tree):
+    """Same rows (duplicates counted) as the EXISTS formulation; one BulkFilter node before
+    optimisation; none after, and one join per key column."""
+    df = tree.apply(cars)
+    ok, diff = same_rows(df, exists_query(spark, cars, tree))
+    assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
+    qe = df._jdf.queryExecution()
+    assert qe.analyzed().toString().count("BulkFilter") == 1
+    optimized = qe.optimizedPlan().toString()
+    assert "BulkFilter" not in optimized
+    columns = {leaf.column for leaf in _leaves(tree)}
+    assert len(re.findall(r"\bJoin\b", optimized)) == len(columns), optimized
+    assert "Deduplicate" not in optimized and "Distinct" not in optimized
+    return df
+
+
+def _leaves(tree):
+    return [tree] if isinstance(tree, sieve.bulk_filter.Leaf) else [l for c in tree.children for l in _leaves(c)]
+
+
+def test_include_is_exists(spark, cars, files):
+    assert check(spark, cars, sieve.include("color", files["colors"])).count() == 9
+
+
+def test_exclude_is_not_exists_and_keeps_null_keys(spark, cars, files):
+    df = check(spark, cars, sieve.exclude("color", files["colors"]))
+    assert sorted(r.id for r in df.collect()) == [1, 1, 4]   # red twice, and the NULL color
+
+
+def test_nulls_among_values_match_nothing(spark, cars, files):
+    # regions.parquet holds a NULL: the car with a NULL region is not included by it, and is kept by exclude
+    assert 9 not in {r.id for r in check(spark, cars, sieve.include("region", files["regions"])).collect()}
+    assert 9 in {r.id for r in check(spark, cars, sieve.exclude("region", files["regions"])).collect()}
+
+
+def test_and_or_nested(spark, cars, files):
+    tree = sieve.any_of(
+        sieve.include("region", files["regions"]),
+        sieve.all_of(sieve.include("brand", files["brands"]),
+                     sieve.any_of(sieve.exclude("color", files["colors"]), sieve.include("year", files["years"]))))
+    check(spark, cars, tree)
+
+
+def test_duplicate_rows_kept_exactly(spark, cars, files):
+    tree = sieve.include("region", files["regions"]) | sieve.exclude("brand", files["brands"])
+    df = check(spark, cars, tree)
+    assert df.where("id = 1").count() == 2 and df.where("id = 6").count() == 2
+
+
+def test_empty_value_set(spark, cars, files):
+    assert check(spark, cars, sieve.include("color", files["empty"])).count() == 0
+    assert check(spark, cars, sieve.exclude("color", files["empty"])).count() == len(CARS)
+
+
+def test_values_cast_to_column_type(spark, cars, files):
+    check(spark, cars, sieve.include("year", files["years"]))
+
+
+def test_uncastable_value_is_an_error_naming_the_file(cars, files):
+    df = sieve.include("year", files["bad_years"]).apply(cars)
+    with pytest.raises(Exception, match=re.escape(f"value 'twenty' in {files['bad_years']} cannot be cast to INT")):
+        df.collect()
+
+
+def test_every_source_kind(spark, cars, files):
+    check(spark, cars, sieve.include("color", files["few_colors"], value_column="color"))  # csv with header
+    check(spark, cars, sieve.include("brand", files["brands"]))                            # json
+    check(spark, cars, sieve.include("brand", files["brands_orc"]))                        # orc
+    check(spark, cars, sieve.include("region", files["region_dir"]))                       # directory of parquet
+    check(spark, cars, sieve.include("region", files["regions"], format="parquet"))
+    frame = spark.createDataFrame([("Kia", 1), ("Ford", 2)], "b STRING, n INT")
+    check(spark, cars, sieve.include("brand", frame) & sieve.exclude("id", frame, value_column="n"))
+
+
+def test_operators_build_the_same_tree(files):
+    a, b, c = (sieve.include("color", files["colors"]), sieve.include("brand", files["brands"]),
+               sieve.exclude("year", files["years"]))
+    assert (a & b & c).to_json() == sieve.all_of(a, b, c).to_json()
+    assert (a | b | c).to_json() == sieve.any_of(a, b, c).to_json()
+    assert ((a | b) & c).to_json() == sieve.all_of(sieve.any_of(a, b), c).to_json()
+
+
+def test_json_round_trip(spark, cars, files):
+    tree = sieve.any_of(sieve.include("region", files["regions"], format="parquet"),
+                        sieve.all_of(sieve.include("brand", files["brands"]),
+                                     sieve.exclude("color", files["few_colors"], value_column="color")))
+    text = tree.to_json()
+    again = sieve.BulkFilter.from_json(text)
+    assert again.to_json() == text
+    assert json.loads(text)["op"] == "or"
+    check(spark, cars, again)
+
+
+def test_seed_order_shown_by_explain(spark, cars, files):
+    a = sieve.include("color", files["colors"])
+    b = sieve.include("color", files["few_colors"], value_column="color")
+    c = sieve.include("brand", files["brands"])
+    d = sieve.include("region", files["regions"])
+    df = sieve.any_of(d, sieve.all_of(c, sieve.all_of(a, b))).apply(cars)
+    text = sieve.explain(df, print_it=False)
+    run = re.search(r"as run: +(.*)", text).group(1)
+    assert re.sub(r"\[[^\]]*\]", "", run) == (
+        f"(((include(color, {files['colors']}) and include(color, {files['few_colors']})) and "
+        f"include(brand, {files['brands']})) or include(region, {files['regions']}))")
+    assert "joins:      color (2 leaves) -> brand (1 leaves) -> region (1 leaves)" in text
+    assert sieve.explain(cars, print_it=False) == "no BulkFilter in this plan"
+
+
+def test_errors_at_apply_name_what_is_wrong(cars, files, tmp_path):
+    missing = str(tmp_path / "nope.txt")
+    with pytest.raises(sieve.SourceError, match=re.escape(f"{missing}: no such file or directory")):
+        sieve.include("color", missing).apply(cars)
+    with pytest.raises(sieve.ColumnError, match="column 'colour': not a column of the input"):
+        sieve.include("colour", files["colors"]).apply(cars)
+    with pytest.raises(sieve.TreeError, match=r"filter tree at root.and\[1\]: empty OR"):
+        sieve.all_of(sieve.include("color", files["colors"]), sieve.any_of()).apply(cars)
+    odd = tmp_path / "values.xml"
+    odd.write_text("<a/>")
+    with pytest.raises(sieve.SourceError, match="cannot tell its format"):
+        sieve.include("color", str(odd)).apply(cars)
+    with pytest.raises(sieve.ColumnError, match="column 'colour': not a column of .*few_colors.csv"):
+        sieve.include("color", files["few_colors"], value_column="colour").apply(cars)
+
+
+def test_builder_checks_its_arguments(cars, files):
+    with pytest.raises(sieve.TreeError, match="format must be one of"):
+        sieve.include("color", files["colors"], format="xml")
+    with pytest.raises(sieve.TreeError, match="column must be a non-empty column name"):
+        sieve.include("", files["colors"])
+    with pytest.raises(sieve.TreeError, match=r"and\[1\]: expected a filter"):
+        sieve.all_of(sieve.include("color", files["colors"]), "brand")
+    with pytest.raises(sieve.TreeError, match="a DataFrame source cannot be written to JSON"):
+        sieve.include("color", cars).to_json()
+    with pytest.raises(sieve.TreeError, match="unknown op 'xor'"):
+        sieve.BulkFilter.from_json('{"op": "xor"}')
