@@ -59,7 +59,8 @@ def check(spark, cars, tree):
     optimized = qe.optimizedPlan().toString()
     assert "BulkFilter" not in optimized
     columns = {leaf.column for leaf in _leaves(tree)}
-    assert len(re.findall(r"\bJoin\b", optimized)) == len(columns), optimized
+    value_table_joins = re.findall(r"Join \w+, \(\S+ = sieve_(?!file#)", optimized)
+    assert len(value_table_joins) == len(columns), optimized
     assert "Deduplicate" not in optimized and "Distinct" not in optimized
     return df
 
@@ -183,3 +184,47 @@ def test_builder_checks_its_arguments(cars, files):
         sieve.include("color", cars).to_json()
     with pytest.raises(sieve.TreeError, match="unknown op 'xor'"):
         sieve.BulkFilter.from_json('{"op": "xor"}')
+
+
+def test_paths_with_spaces_and_many_files_on_one_column(spark, cars, tmp_path):
+    d = tmp_path / "value files"
+    d.mkdir()
+    paths = []
+    for i, years in enumerate([(2001, 2005), (2010,), (2015, 2020), (1999,)]):
+        p = d / f"years {i}.txt"
+        p.write_text("".join(f"{y}\n" for y in years))
+        paths.append(str(p))
+    tree = (sieve.include("year", paths[0]) & sieve.exclude("year", paths[1])) | sieve.include("year", paths[2]) \
+        | (sieve.include("year", str(d)) & sieve.exclude("year", paths[3]))
+    check(spark, cars, tree)
+
+
+def _python_eval(tree, row, values):
+    if isinstance(tree, sieve.bulk_filter.Leaf):
+        hit = row[tree.column] is not None and row[tree.column] in values[tree.source]
+        return hit if tree.include else not hit
+    parts = (_python_eval(c, row, values) for c in tree.children)
+    return all(parts) if isinstance(tree, sieve.bulk_filter.AllOf) else any(parts)
+
+
+def test_thousand_leaf_tree_matches_an_independent_evaluation(spark, tmp_path):
+    import random
+    rnd = random.Random(7)
+    columns = [f"c{i}" for i in range(10)]
+    rows = [tuple(rnd.choice([None] + list(range(40))) for _ in columns) for _ in range(400)]
+    rows += rows[:50]  # duplicates
+    df = spark.createDataFrame(rows, ", ".join(f"{c} INT" for c in columns))
+    values, leaves = {}, []
+    for i in range(1000):
+        p = tmp_path / f"v{i}.txt"
+        vals = {rnd.randrange(40) for _ in range(rnd.randrange(0, 6))}
+        p.write_text("".join(f"{v}\n" for v in vals))
+        values[str(p)] = vals
+        leaves.append((sieve.include if rnd.random() < 0.6 else sieve.exclude)(columns[i % 10], str(p)))
+    groups = [leaves[i:i + 100] for i in range(0, 1000, 100)]   # 10-way OR of ANDs of 5-way ORs
+    tree = sieve.any_of(*[sieve.all_of(*[sieve.any_of(*g[j:j + 5]) for j in range(0, 100, 5)]) for g in groups])
+    out = tree.apply(df)
+    expected = sorted((r for r in rows if _python_eval(tree, dict(zip(columns, r)), values)), key=repr)
+    assert sorted((tuple(r) for r in out.collect()), key=repr) == expected
+    optimized = out._jdf.queryExecution().optimizedPlan().toString()
+    assert len(re.findall(r"Join \w+, \(\S+ = sieve_(?!file#)", optimized)) == 10

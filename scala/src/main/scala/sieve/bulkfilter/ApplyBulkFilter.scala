@@ -4,38 +4,76 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.{Column, DataFrame, SieveDatasets}
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.functions.{concat, lit, raise_error, when}
-import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StringType, StructType}
+import org.apache.spark.sql.functions.{col, concat, lit, raise_error, regexp_replace, url_decode, when}
+import org.apache.spark.sql.types.{ArrayType, MapType, StringType, StructType}
 
 import sieve.errors.{SieveColumnException, SieveSourceException, SieveTreeException}
 
 /**
  * `tree.apply(df)`: checks the tree against `df` (every column exists, every source can be read and
- * has its value column), reads each distinct source once, casts its values to the key column's type,
- * and returns `df` under one [[BulkFilter]] node. Every mistake is raised here, naming what is wrong.
+ * has its value column), plans how the values are read, and returns `df` under one [[BulkFilter]]
+ * node. Every mistake is raised here, naming what is wrong.
+ *
+ * Reading: all text files of one key column are read by ONE scan, each row tagged with its file, so
+ * a thousand one-file leaves cost one scan, not a thousand; other sources (csv, json, parquet, orc,
+ * DataFrames, whose schemas may differ file to file) are read once per distinct source.
  */
 object ApplyBulkFilter {
+  val FileColumn = "file"
 
   def apply(df: DataFrame, tree: FilterTree[LeafSpec]): DataFrame = {
     checkNodes(tree, "root")
-    val input = df.queryExecution.analyzed
+    val spark = df.sparkSession
     val leaves = tree.leaves
     val keys = leaves.map(l => resolveKey(df, l.column))
 
-    val read = mutable.LinkedHashMap.empty[SourceSpec, DataFrame]
-    val values = mutable.LinkedHashMap.empty[(SourceSpec, Option[String], DataType), DataFrame]
-    val leafSources = leaves.zip(keys).map { case (leaf, key) =>
-      val raw = read.getOrElseUpdate(leaf.source, readSource(df, leaf.source))
-      val slot = (leaf.source, leaf.valueColumn, key.dataType)
-      values.getOrElseUpdate(slot, castValues(raw, leaf, key))
-      values.keys.toSeq.indexOf(slot)
+    // Where each leaf's values come from: a read (shared by leaves) and the files of it the leaf owns.
+    val resolved = mutable.HashMap.empty[PathSource, ValueSources.Resolved]
+    def resolve(p: PathSource) = resolved.getOrElseUpdate(p, ValueSources.resolve(spark, p.path, p.format))
+    val leafReads: Seq[(Read, Seq[String])] = leaves.zip(keys).map {
+      case (leaf, key) => leaf.source match {
+        case p: PathSource if resolve(p).format == "text" =>
+          if (leaf.valueColumn.exists(_ != "value")) {
+            throw new SieveColumnException(leaf.valueColumn.get,
+              s"not a column of ${p.path} (a text file has one column, value)")
+          }
+          (TextRead(key), resolve(p).files)
+        case other => (SourceRead(other, leaf, key), Nil)
+      }
+    }
+    val reads = leafReads.map(_._1).distinct
+    val sources = reads.map {
+      case TextRead(key) =>
+        val files = leaves.zip(leafReads).collect {
+          case (LeafSpec(_, _, p: PathSource, _), (TextRead(k), _)) if k == key => resolve(p).statuses
+        }.flatten.distinctBy(_.getPath)
+        castValues(ValueSources.readText(spark, files), "value", None, key)
+      case SourceRead(source, leaf, key) =>
+        val raw = source match {
+          case p: PathSource => ValueSources.read(spark, resolve(p).format, Seq(p.path))
+          case f: FrameSource => f.frame
+        }
+        castValues(raw, valueColumnOf(raw, leaf), Some(source.describe), key)
     }
 
     var next = -1
     val indexed = tree.map { _ => next += 1; next }
-    val node = BulkFilter(indexed, keys, leafSources, leaves.map(_.include), leaves.map(_.describe),
-      input, values.values.map(_.queryExecution.analyzed).toSeq)
-    SieveDatasets.ofRows(df.sparkSession, node)
+    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafReads.map(_._2),
+      leaves.map(_.include), leaves.map(_.describe), df.queryExecution.analyzed,
+      sources.map(_.queryExecution.analyzed))
+    SieveDatasets.ofRows(spark, node)
+  }
+
+  /** One scan: all text files of a key column, or one other source read for one (value column, type). */
+  private sealed trait Read
+  private final case class TextRead(key: Attribute) extends Read
+  private final case class SourceRead(source: SourceSpec, leaf: LeafSpec, key: Attribute) extends Read {
+    // leaves sharing a source, value column and key type share the read
+    override def equals(o: Any): Boolean = o match {
+      case r: SourceRead => r.source == source && r.leaf.valueColumn == leaf.valueColumn && r.key.dataType == key.dataType
+      case _ => false
+    }
+    override def hashCode: Int = (source, leaf.valueColumn, key.dataType).hashCode
   }
 
   private def checkNodes(tree: FilterTree[LeafSpec], at: String): Unit = tree match {
@@ -61,28 +99,32 @@ object ApplyBulkFilter {
     attr
   }
 
-  private def readSource(df: DataFrame, source: SourceSpec): DataFrame = source match {
-    case PathSource(path, format) => ValueSources.read(df.sparkSession, path, format)
-    case f: FrameSource => f.frame
-  }
-
-  /** One column `value` of the key's type, NULLs dropped (they match nothing). A value that does not
-   * cast fails the query with a message naming the source, the value and the column. */
-  private def castValues(raw: DataFrame, leaf: LeafSpec, key: Attribute): DataFrame = {
+  private def valueColumnOf(raw: DataFrame, leaf: LeafSpec): String = {
     val name = leaf.valueColumn.getOrElse(raw.columns.headOption.getOrElse(
       throw new SieveSourceException(leaf.source.describe, "has no columns")))
     if (!raw.columns.contains(name)) {
       throw new SieveColumnException(name,
         s"not a column of ${leaf.source.describe} (its columns: ${raw.columns.mkString(", ")})")
     }
+    name
+  }
+
+  /**
+   * Two columns: `value`, cast to the key's type, NULLs dropped (they match nothing), and `file`, the
+   * file each value came from (for tagged text reads; empty otherwise). A value that does not cast
+   * fails the query with a message naming the file or source, the value and the column.
+   */
+  private def castValues(raw: DataFrame, name: String, label: Option[String], key: Attribute): DataFrame = {
     val v = raw.col(name)
+    val file = if (label.isEmpty) col("_metadata.file_path") else lit("")
+    val where = label.map(lit).getOrElse(url_decode(regexp_replace(file, "^file:", "")))
     val target = key.dataType
     val cast: Column =
       if (raw.schema(name).dataType == target) v
       else when(v.isNotNull && v.try_cast(target).isNull, raise_error(concat(
-          lit("spark-sieve: value '"), v.cast(StringType),
-          lit(s"' in ${leaf.source.describe} cannot be cast to ${target.sql} for column '${key.name}'"))))
+          lit("spark-sieve: value '"), v.cast(StringType), lit("' in "), where,
+          lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))
         .otherwise(v.try_cast(target))
-    raw.select(cast.as("value")).where("value IS NOT NULL")
+    raw.select(cast.as("value"), file.as(FileColumn)).where("value IS NOT NULL")
   }
 }

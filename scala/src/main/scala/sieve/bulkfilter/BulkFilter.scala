@@ -5,14 +5,17 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /**
  * The logical node `tree.apply(df)` puts in a plan: keep the rows of `child` for which `tree` holds.
- * Leaf `i` of `tree` tests `keys(i)` (a column of `child`) against the one-column plan
- * `sources(leafSources(i))`, whose values are already cast to the key's type and hold no NULL.
+ * Leaf `i` of `tree` tests `keys(i)` (a column of `child`) against the values of the plan
+ * `sources(leafSources(i))` — output `(value, file)`, values already cast to the key's type, no NULL —
+ * restricted to the rows whose `file` is in `leafFiles(i)` (Nil: all rows; text files of one column
+ * share one scan, so a leaf owns only its own files of it).
  * [[LowerBulkFilters]] replaces the node with joins before anything executes it.
  */
 case class BulkFilter(
     tree: FilterTree[Int],
     keys: Seq[Attribute],
     leafSources: Seq[Int],
+    leafFiles: Seq[Seq[String]],
     leafIncludes: Seq[Boolean],
     labels: Seq[String],
     child: LogicalPlan,
@@ -22,10 +25,11 @@ case class BulkFilter(
   override def output: Seq[Attribute] = child.output
   override def maxRows: Option[Long] = child.maxRows
 
-  def valueOf(leaf: Int): Attribute = sources(leafSources(leaf)).output.head
+  def valueOf(source: Int): Attribute = sources(source).output.head
+  def fileOf(source: Int): Attribute = sources(source).output(1)
 
-  // The value columns are used too: without them, column pruning would empty the sources.
-  override lazy val references: AttributeSet = AttributeSet(keys ++ sources.map(_.output.head))
+  // The sources' columns are used too: without them, column pruning would empty the sources.
+  override lazy val references: AttributeSet = AttributeSet(keys ++ sources.flatMap(_.output))
 
   def writtenTree: String = tree.render(labels)
 

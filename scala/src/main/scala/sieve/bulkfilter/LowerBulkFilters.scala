@@ -2,19 +2,20 @@ package sieve.bulkfilter
 
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, BitOrAgg, Complete}
-import org.apache.spark.sql.catalyst.plans.LeftOuter
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.types.LongType
+import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * Replaces each [[BulkFilter]] node with Catalyst's own joins, so the plan does not grow with the
  * number of leaves: all value sources of one key column become one table `value -> bitmasks` (bit i
  * set when leaf i holds the value), joined once (left outer: a key with no match gets empty masks),
- * and the tree becomes one boolean expression over mask bits. The per-column joins run in cost order;
- * after each, a filter drops the rows the tree already rejects whatever the columns not yet joined
- * say (the tree has no negation above its leaves, so "could still be true" is the tree with every
- * unknown leaf set to true) — the seed's "AND passes its filtered data on", generalised to OR.
+ * and the tree becomes one [[TreeCondition]] over the mask columns. The per-column joins run in cost
+ * order; after each, a filter drops the rows the tree already rejects whatever the columns not yet
+ * joined say — the seed's "AND passes its filtered data on", generalised to OR.
  * Input rows are never duplicated (values are unique per table) nor de-duplicated (no DISTINCT).
  *
  * With spark.sieve.enabled or spark.sieve.bulkFilter.enabled off, the tree runs in written order.
@@ -22,6 +23,7 @@ import org.apache.spark.sql.types.LongType
  */
 object LowerBulkFilters extends Rule[LogicalPlan] {
   private val MaskBits = 64
+  private val SingleTaskValueBytes = BigInt(256L << 20)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case bf: BulkFilter => lower(bf, BulkFilterOrder.chosenTree(bf.tree, conf))
@@ -31,39 +33,66 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
   private case class Slot(group: Int, bit: Int)
 
   private def lower(bf: BulkFilter, tree: FilterTree[Int]): LogicalPlan = {
-    val columns = BulkFilterOrder.columnsInOrder(bf, tree)
-    var known = Map.empty[Int, Expression] // leaf -> its predicate, once its column is joined
-    val joined = columns.foldLeft(bf.child) { (input, leaves) =>
+    val n = bf.keys.size
+    val (maskOf, bits) = (new Array[Int](n), new Array[Int](n))
+    val known = Array.fill(n)(false)
+    var maskColumns = Seq.empty[Attribute]
+    val joined = BulkFilterOrder.columnsInOrder(bf, tree).foldLeft(bf.child) { (input, leaves) =>
       val slots = leaves.zipWithIndex.map { case (leaf, i) => leaf -> Slot(i / MaskBits, i % MaskBits) }.toMap
       val (table, value, masks) = valueTable(bf, leaves, slots)
+      leaves.foreach { leaf =>
+        maskOf(leaf) = maskColumns.size + slots(leaf).group
+        bits(leaf) = slots(leaf).bit
+        known(leaf) = true
+      }
+      maskColumns ++= masks
       val join = Join(input, table, LeftOuter, Some(EqualTo(bf.keys(leaves.head), value)), JoinHint.NONE)
-      known ++= leaves.map { leaf =>
-        val slot = slots(leaf)
-        val bitSet = Not(EqualTo(
-          BitwiseAnd(Coalesce(Seq(masks(slot.group), Literal(0L))), Literal(1L << slot.bit)), Literal(0L)))
-        leaf -> (if (bf.leafIncludes(leaf)) bitSet else Not(bitSet))
-      }
-      couldHold(tree, known) match {
-        case Literal(true, _) => join
-        case condition => Filter(condition, join)
-      }
+      if (couldBeDecided(tree, known)) {
+        Filter(TreeCondition(tree, maskOf.toSeq, bits.toSeq, bf.leafIncludes, known.toSeq, maskColumns), join)
+      } else join
     }
     Project(bf.child.output, joined)
   }
 
+  /** False when no row can be rejected yet: an OR with a child that has no joined leaf is still true. */
+  private def couldBeDecided(tree: FilterTree[Int], known: Array[Boolean]): Boolean = {
+    def alwaysTrue(t: FilterTree[Int]): Boolean = t match {
+      case Leaf(l) => !known(l)
+      case AllOf(cs) => cs.forall(alwaysTrue)
+      case AnyOf(cs) => cs.exists(alwaysTrue)
+    }
+    !alwaysTrue(tree)
+  }
+
   /**
    * One row per distinct value of the column's sources, with the OR of the bits of the leaves that
-   * hold it: a branch per distinct source (a source two leaves share is read once), then grouped.
+   * hold it: a branch per source read, then grouped. A read shared by leaves (a tagged scan of many
+   * text files, or one file two leaves use) is scanned once; its rows get their bits from a small
+   * `file -> masks` table, or constant bits when every row belongs to every leaf using it.
    */
   private def valueTable(bf: BulkFilter, leaves: Seq[Int], slots: Map[Int, Slot])
       : (LogicalPlan, Attribute, Seq[Attribute]) = {
     val groups = slots.values.map(_.group).max + 1
+    def masks(ls: Seq[Int]): Seq[Long] = (0 until groups).map { g =>
+      ls.map(slots).filter(_.group == g).map(s => 1L << s.bit).foldLeft(0L)(_ | _)
+    }
     val branches = leaves.groupBy(bf.leafSources).toSeq.sortBy(_._1).map { case (source, sharing) =>
-      val bits = (0 until groups).map { g =>
-        sharing.map(slots).filter(_.group == g).map(s => 1L << s.bit).foldLeft(0L)(_ | _)
+      val value = Alias(bf.valueOf(source), "v")()
+      val source_ = bf.sources(source)
+      if (sharing.forall(bf.leafFiles(_).isEmpty)) {
+        val maskCols = masks(sharing).zipWithIndex.map { case (b, g) => Alias(Literal(b, LongType), s"m$g")() }
+        Project(value +: maskCols, source_)
+      } else {
+        val file = AttributeReference("sieve_file", StringType, nullable = false)()
+        val maskAttrs = (0 until groups).map(g => AttributeReference(s"m$g", LongType, nullable = false)())
+        val byFile = sharing.flatMap(l => bf.leafFiles(l).map(_ -> l)).groupBy(_._1)
+        val rows = byFile.toSeq.sortBy(_._1).map { case (f, owners) =>
+          InternalRow.fromSeq(UTF8String.fromString(f) +: masks(owners.map(_._2).distinct))
+        }
+        val fileMasks = LocalRelation(file +: maskAttrs, rows)
+        val tagged = Join(source_, fileMasks, Inner, Some(EqualTo(bf.fileOf(source), file)), JoinHint.NONE)
+        Project(value +: maskAttrs, tagged)
       }
-      val maskCols = bits.zipWithIndex.map { case (b, g) => Alias(Literal(b, LongType), s"m$g")() }
-      Project(Alias(bf.valueOf(sharing.head), "v")() +: maskCols, bf.sources(source))
     }
     val union = if (branches.size == 1) branches.head else Union(branches)
     val v = union.output.head
@@ -71,28 +100,9 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
       Alias(AggregateExpression(BitOrAgg(m), Complete, isDistinct = false), m.name)()
     }
     val values = Alias(v, s"sieve_${bf.keys(leaves.head).name}")()
-    val table = Aggregate(Seq(v), values +: aggregates, union)
+    // A value table that fits in one task is built in one, without a shuffle before its broadcast.
+    val input = if (union.stats.sizeInBytes <= SingleTaskValueBytes) Repartition(1, shuffle = false, union) else union
+    val table = Aggregate(Seq(v), values +: aggregates, input)
     (table, values.toAttribute, aggregates.map(_.toAttribute))
-  }
-
-  /** The tree with each unknown leaf set to true: false exactly when no answer for them can save it. */
-  private def couldHold(tree: FilterTree[Int], known: Map[Int, Expression]): Expression = tree match {
-    case Leaf(l) => known.getOrElse(l, Literal(true))
-    case AllOf(cs) =>
-      val parts = cs.map(couldHold(_, known)).filterNot(_ == Literal(true))
-      if (parts.contains(Literal(false))) Literal(false) else balanced(parts, And.apply, Literal(true))
-    case AnyOf(cs) =>
-      val parts = cs.map(couldHold(_, known))
-      if (parts.contains(Literal(true))) Literal(true) else balanced(parts, Or.apply, Literal(false))
-  }
-
-  /** A balanced binary tree of `op`, so thousands of leaves do not make a deep expression. */
-  private def balanced(parts: Seq[Expression], op: (Expression, Expression) => Expression,
-      empty: Expression): Expression = parts.size match {
-    case 0 => empty
-    case 1 => parts.head
-    case n =>
-      val (l, r) = parts.splitAt(n / 2)
-      op(balanced(l, op, empty), balanced(r, op, empty))
   }
 }
