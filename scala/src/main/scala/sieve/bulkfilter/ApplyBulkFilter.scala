@@ -30,6 +30,10 @@ object ApplyBulkFilter {
     // Where each leaf's values come from: a read (shared by leaves) and the files of it the leaf owns.
     val resolved = mutable.HashMap.empty[PathSource, ValueSources.Resolved]
     def resolve(p: PathSource) = resolved.getOrElseUpdate(p, ValueSources.resolve(spark, p.path, p.format))
+    val leafBytes = leaves.map(_.source match {
+      case p: PathSource => resolve(p).statuses.map(_.getLen).sum
+      case f: FrameSource => f.frame.queryExecution.optimizedPlan.stats.sizeInBytes.min(Long.MaxValue).toLong
+    })
     val leafReads: Seq[(Read, Seq[String])] = leaves.zip(keys).map {
       case (leaf, key) => leaf.source match {
         case p: PathSource if resolve(p).format == "text" =>
@@ -58,7 +62,7 @@ object ApplyBulkFilter {
 
     var next = -1
     val indexed = tree.map { _ => next += 1; next }
-    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafReads.map(_._2),
+    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafReads.map(_._2), leafBytes,
       leaves.map(_.include), leaves.map(_.describe), df.queryExecution.analyzed,
       sources.map(_.queryExecution.analyzed))
     SieveDatasets.ofRows(spark, node)

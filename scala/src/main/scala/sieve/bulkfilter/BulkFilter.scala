@@ -16,6 +16,7 @@ case class BulkFilter(
     keys: Seq[Attribute],
     leafSources: Seq[Int],
     leafFiles: Seq[Seq[String]],
+    leafBytes: Seq[Long],
     leafIncludes: Seq[Boolean],
     labels: Seq[String],
     child: LogicalPlan,
@@ -24,6 +25,9 @@ case class BulkFilter(
   override def children: Seq[LogicalPlan] = child +: sources
   override def output: Seq[Attribute] = child.output
   override def maxRows: Option[Long] = child.maxRows
+
+  /** For the stats cost model; computed once per node, on first use (it may sample the input). */
+  @transient lazy val estimates: Seq[LeafEstimate] = LeafStatistics.estimate(this)
 
   def valueOf(source: Int): Attribute = sources(source).output.head
   def fileOf(source: Int): Attribute = sources(source).output(1)

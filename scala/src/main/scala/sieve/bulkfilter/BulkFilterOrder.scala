@@ -9,8 +9,14 @@ object BulkFilterOrder {
   def reorderEnabled(conf: SQLConf): Boolean =
     SieveConf.enabled(conf) && SieveConf.BULK_FILTER_ENABLED.get(conf)
 
-  def chosenTree[L](tree: FilterTree[L], conf: SQLConf): FilterTree[L] =
-    if (reorderEnabled(conf)) SeedCostModel.reorder(tree) else tree
+  def model(bf: BulkFilter, conf: SQLConf): CostModel =
+    if (!reorderEnabled(conf)) WrittenOrder
+    else SieveConf.BULK_FILTER_COST_MODEL.get(conf) match {
+      case "stats" => new StatsCostModel(bf.estimates)
+      case _ => SeedCostModel
+    }
+
+  def chosenTree(bf: BulkFilter, conf: SQLConf): FilterTree[Int] = model(bf, conf).reorder(bf.tree)
 
   /** Leaves grouped by key column, the columns in the order their first leaf appears in `tree`. */
   def columnsInOrder(bf: BulkFilter, tree: FilterTree[Int]): Seq[Seq[Int]] = {
@@ -21,13 +27,14 @@ object BulkFilterOrder {
 
   /** What `spark_sieve.explain` prints for one node: the tree as written and as run, with costs. */
   def explain(bf: BulkFilter, conf: SQLConf): String = {
-    val chosen = chosenTree(bf.tree, conf)
+    val costs = model(bf, conf)
+    val chosen = costs.reorder(bf.tree)
     val joins = columnsInOrder(bf, chosen).map(ls => s"${bf.keys(ls.head).name} (${ls.size} leaves)")
     Seq(
       s"BulkFilter: ${bf.tree.leaves.size} leaves over ${bf.sources.size} value sources",
-      s"  cost model: ${if (reorderEnabled(conf)) "seed" else "none (reordering off: written order)"}",
-      s"  as written: ${SeedCostModel.renderWithCosts(bf.tree, bf.labels)}",
-      s"  as run:     ${SeedCostModel.renderWithCosts(chosen, bf.labels)}",
+      s"  cost model: ${costs.name}",
+      s"  as written: ${costs.render(bf.tree, bf.labels)}",
+      s"  as run:     ${costs.render(chosen, bf.labels)}",
       s"  joins:      ${joins.mkString(" -> ")}"
     ).mkString("\n")
   }

@@ -26,7 +26,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
   private val SingleTaskValueBytes = BigInt(256L << 20)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
-    case bf: BulkFilter => lower(bf, BulkFilterOrder.chosenTree(bf.tree, conf))
+    case bf: BulkFilter => lower(bf, BulkFilterOrder.chosenTree(bf, conf))
   }
 
   /** Where leaf i's bit lives: mask column `group` of its key column's table, bit `bit`. */

@@ -5,7 +5,7 @@ package sieve.bulkfilter
  * AND = product of its children, OR = 10 x their sum. Each node's children are sorted ascending,
  * bottom-up; `sortBy` is stable, so ties keep the user's order.
  */
-object SeedCostModel {
+object SeedCostModel extends CostModel {
   val LeafCost = 0.1
 
   def cost[L](tree: FilterTree[L]): Double = tree match {
@@ -14,10 +14,16 @@ object SeedCostModel {
     case AnyOf(cs) => 10 * cs.map(cost).sum
   }
 
-  def reorder[L](tree: FilterTree[L]): FilterTree[L] = tree match {
+  def name: String = "seed"
+
+  def reorder(tree: FilterTree[Int]): FilterTree[Int] = reorderAny(tree)
+
+  def reorderAny[L](tree: FilterTree[L]): FilterTree[L] = tree match {
     case leaf: Leaf[L] => leaf
-    case n: Node[L] => n.withChildren(n.children.map(reorder(_)).sortBy(cost(_)))
+    case n: Node[L] => n.withChildren(n.children.map(reorderAny(_)).sortBy(cost(_)))
   }
+
+  def render(tree: FilterTree[Int], labels: Seq[String]): String = renderWithCosts(tree, labels)
 
   /** The tree's text with each node's cost, for explain. */
   def renderWithCosts[L](tree: FilterTree[L], show: L => String): String = tree match {

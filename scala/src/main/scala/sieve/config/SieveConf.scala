@@ -17,7 +17,19 @@ object SieveConf {
     "Reorder bulk-filter trees by cost. When false (or when spark.sieve.enabled is false) a tree " +
       "still runs, with its leaves in the order written.")
 
-  val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED)
+  val BULK_FILTER_COST_MODEL: ConfigEntry[String] = ConfigEntry.oneOf(
+    "spark.sieve.bulkFilter.costModel", default = "seed", Seq("seed", "stats"),
+    "How bulk-filter trees are ordered. seed: the seed's fixed costs (leaf 0.1, AND = product, " +
+      "OR = 10 x sum). stats: selectivity of each leaf from its value count against the key column's " +
+      "distinct count (Catalyst statistics, else a sample), AND by c/(1-s), OR by c/s.")
+
+  val BULK_FILTER_SAMPLE_ROWS: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.bulkFilter.sampleRows", default = 10000L,
+    "Rows of the input the stats cost model samples (one small job per bulk filter) to estimate " +
+      "key columns' distinct counts when Catalyst has no column statistics.", min = 1L)
+
+  val all: Seq[ConfigEntry[_]] =
+    Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL, BULK_FILTER_SAMPLE_ROWS)
 
   private val byKey = all.map(e => e.key -> e).toMap
 

@@ -162,6 +162,19 @@ class BulkFilterSuite extends SieveSessionSuite {
     assert(joinOrder(checkTree(tree)) === Seq("brand", "region", "color"))
   }
 
+  testWithAndWithoutAqe("the stats model joins the most selective column first and shows its estimates") {
+    val oneBrand = textFile("one_brand.txt", "Kia")
+    val tree = allOf(exclude("color", textFile("no_color.txt", "purple")), include("brand", oneBrand))
+    withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
+      val df = checkTree(tree)
+      assert(joinOrder(df) === Seq("brand", "color"))
+      val text = sieve.api.PythonFacade.explainBulkFilters(df)
+      assert(text.contains("cost model: stats"), text)
+      assert(text.matches("(?s).*include\\(brand, [^)]*\\)\\[s=0\\.1\\d* c=.*"), text)
+    }
+    assert(joinOrder(checkTree(tree)) === Seq("color", "brand"))  // seed: ties keep the written order
+  }
+
   test("bad trees fail at apply(), naming the file, column or node") {
     val missing = dir.resolve("nope.txt").toString
     assert(intercept[SieveSourceException](include("color", missing).applyTo(cars(spark))).getMessage ===
@@ -197,6 +210,6 @@ class BulkFilterSuite extends SieveSessionSuite {
 private object PythonFacadeText {
   def asRun(df: DataFrame): String = {
     val bf = df.queryExecution.analyzed.collect { case b: BulkFilter => b }.head
-    BulkFilterOrder.chosenTree(bf.tree, df.sparkSession.sessionState.conf).render(bf.labels)
+    BulkFilterOrder.chosenTree(bf, df.sparkSession.sessionState.conf).render(bf.labels)
   }
 }
