@@ -30,16 +30,19 @@ leaf = st.tuples(st.sampled_from(["include", "exclude"]), st.sampled_from(COLUMN
 
 
 def trees(depth=MAX_DEPTH):
+    """Trees of depth 1..depth; below the top, a subtree is an AND/OR twice as often as a leaf."""
     if depth == 1:
         return leaf
     node = st.tuples(st.sampled_from(["and", "or"]), st.lists(trees(depth - 1), min_size=1, max_size=4))
-    return st.one_of(leaf, node)
+    return st.one_of(leaf, node, node)
 
 
 @st.composite
 def tables(draw):
-    """Up to 60 rows: up to 40 drawn rows, then up to 20 copies of some of them, shuffled."""
-    base = draw(st.lists(row, max_size=40))
+    """Up to 60 rows: up to 40 drawn rows, then up to 20 copies of some of them, shuffled. (The length
+    is drawn uniformly: hypothesis alone favours very short lists.)"""
+    n = draw(st.integers(min_value=0, max_value=40))
+    base = draw(st.lists(row, min_size=n, max_size=n))
     copies = draw(st.lists(st.sampled_from(base), max_size=20)) if base else []
     return draw(st.permutations(base + copies))
 

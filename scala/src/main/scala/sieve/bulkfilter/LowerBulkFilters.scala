@@ -3,11 +3,13 @@ package sieve.bulkfilter
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, BitOrAgg, Complete}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
+
+import sieve.config.SieveConf
 
 /**
  * Replaces each [[BulkFilter]] node with Catalyst's own joins, so the plan does not grow with the
@@ -23,7 +25,7 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 object LowerBulkFilters extends Rule[LogicalPlan] {
   private val MaskBits = 64
-  private val SingleTaskValueBytes = BigInt(256L << 20)
+  private val SingleTaskValueBytes = BigInt(16L << 20)
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case bf: BulkFilter => lower(bf, BulkFilterOrder.chosenTree(bf, conf))
@@ -36,23 +38,57 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
     val n = bf.keys.size
     val (maskOf, bits) = (new Array[Int](n), new Array[Int](n))
     val known = Array.fill(n)(false)
-    var maskColumns = Seq.empty[Attribute]
+    var conditionInputs = Seq.empty[Expression]
+    val conjuncts = topLevelConjuncts(tree)
     val joined = BulkFilterOrder.columnsInOrder(bf, tree).foldLeft(bf.child) { (input, leaves) =>
-      val slots = leaves.zipWithIndex.map { case (leaf, i) => leaf -> Slot(i / MaskBits, i % MaskBits) }.toMap
-      val (table, value, masks) = valueTable(bf, leaves, slots)
-      leaves.foreach { leaf =>
-        maskOf(leaf) = maskColumns.size + slots(leaf).group
-        bits(leaf) = slots(leaf).bit
-        known(leaf) = true
+      val key = bf.keys(leaves.head)
+      val join = leaves match {
+        case Seq(leaf) =>
+          // One leaf on this column: its values as they are, no table of masks to build.
+          val source = bf.leafSources(leaf)
+          val values = Project(Seq(bf.valueOf(source)), bf.sources(source))
+          val on = Some(EqualTo(key, bf.valueOf(source)))
+          maskOf(leaf) = conditionInputs.size
+          if (conjuncts(leaf)) {
+            // a top-level AND conjunct: a semi / anti join, and the leaf holds for every row left
+            conditionInputs :+= Literal(if (bf.leafIncludes(leaf)) 1L else 0L)
+            Join(input, values, if (bf.leafIncludes(leaf)) LeftSemi else LeftAnti, on, hint(values))
+          } else {
+            val mark = AttributeReference(s"sieve_${key.name}_mark", BooleanType, nullable = false)()
+            conditionInputs :+= If(mark, Literal(1L), Literal(0L))
+            Join(input, values, ExistenceJoin(mark), on, hint(values))
+          }
+        case _ =>
+          val slots = leaves.zipWithIndex.map { case (leaf, i) => leaf -> Slot(i / MaskBits, i % MaskBits) }.toMap
+          val (table, value, masks) = valueTable(bf, leaves, slots)
+          leaves.foreach { leaf =>
+            maskOf(leaf) = conditionInputs.size + slots(leaf).group
+            bits(leaf) = slots(leaf).bit
+          }
+          conditionInputs ++= masks
+          Join(input, table, LeftOuter, Some(EqualTo(key, value)), hint(table))
       }
-      maskColumns ++= masks
-      val join = Join(input, table, LeftOuter, Some(EqualTo(bf.keys(leaves.head), value)), JoinHint.NONE)
+      leaves.foreach(known(_) = true)
       if (couldBeDecided(tree, known)) {
-        Filter(TreeCondition(tree, maskOf.toSeq, bits.toSeq, bf.leafIncludes, known.toSeq, maskColumns), join)
+        Filter(TreeCondition(tree, maskOf.toSeq, bits.toSeq, bf.leafIncludes, known.toSeq, conditionInputs), join)
       } else join
     }
     Project(bf.child.output, joined)
   }
+
+  /** Leaves that are the whole tree or direct children of a root AND. */
+  private def topLevelConjuncts(tree: FilterTree[Int]): Set[Int] = tree match {
+    case Leaf(l) => Set(l)
+    case AllOf(cs) => cs.collect { case Leaf(l) => l }.toSet
+    case _ => Set.empty
+  }
+
+  /** Broadcast a value table whose sources are small enough (Spark's own estimate of an aggregated
+   * table is often far above its real size, and would shuffle the whole input instead). */
+  private def hint(values: LogicalPlan): JoinHint =
+    if (values.stats.sizeInBytes <= SieveConf.BULK_FILTER_BROADCAST_BYTES.get(conf)) {
+      JoinHint(None, Some(HintInfo(strategy = Some(BROADCAST))))
+    } else JoinHint.NONE
 
   /** False when no row can be rejected yet: an OR with a child that has no joined leaf is still true. */
   private def couldBeDecided(tree: FilterTree[Int], known: Array[Boolean]): Boolean = {

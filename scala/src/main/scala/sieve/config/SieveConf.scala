@@ -28,8 +28,13 @@ object SieveConf {
     "Rows of the input the stats cost model samples (one small job per bulk filter) to estimate " +
       "key columns' distinct counts when Catalyst has no column statistics.", min = 1L)
 
-  val all: Seq[ConfigEntry[_]] =
-    Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL, BULK_FILTER_SAMPLE_ROWS)
+  val BULK_FILTER_BROADCAST_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.bulkFilter.broadcastBytes", default = 256L << 20,
+    "A key column's value table is broadcast when its sources hold at most this many bytes; larger " +
+      "ones are joined as Spark chooses (usually by shuffling both sides).")
+
+  val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
+    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES)
 
   private val byKey = all.map(e => e.key -> e).toMap
 

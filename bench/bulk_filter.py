@@ -1,0 +1,208 @@
+"""Bulk-filter benchmark: spark-sieve against the seed's naive plan and plain Spark, in one run.
+
+    dev/bench bulk_filter                      # 10M-row base, as in the issue (about 15-25 minutes here)
+    dev/bench bulk_filter --rows 200000 --runs 1 --limit 60 --scaling 10,100   # a quick look
+
+Variants, each timed as a full write to Spark's no-op sink (every row and column materialised):
+  naive    the seed's plan: each leaf a semi/anti join on its input, OR = union + dropDuplicates
+  exists   plain Spark: the tree as EXISTS / NOT EXISTS predicates, in written order
+  written  spark-sieve with reordering off (fused joins, written order)
+  seed     spark-sieve, costModel=seed
+  stats    spark-sieve, costModel=stats
+Ratios are vanilla time / sieve time (above 1 = spark-sieve faster), measured in this run.
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import DATA, fmt, median_time, ratio, run_with_limit, session  # noqa: E402
+
+import spark_sieve as sieve  # noqa: E402
+from spark_sieve.bulk_filter import AllOf, Leaf  # noqa: E402
+
+KEYS = [f"k{i}" for i in range(10)]
+DOMAIN = 2_000_000          # each key column is uniform over [0, DOMAIN): a value set of n values keeps n/DOMAIN
+SIZES = [10, 100, 1_000, 10_000, 100_000, 1_000_000]
+
+
+def base_table(spark, rows):
+    path = os.path.join(DATA, f"base_{rows}.parquet")
+    if not os.path.exists(os.path.join(path, "_SUCCESS")):
+        print(f"generating {rows:,} rows into {path} ...", flush=True)
+        keys = [f"CAST(pmod(hash(id, {i}), {DOMAIN}) AS INT) AS k{i}" for i in range(len(KEYS))]
+        spark.range(rows).selectExpr("id", *keys, "id * 7 AS payload", "uuid() AS note") \
+            .write.mode("overwrite").parquet(path)
+    return spark.read.parquet(path)
+
+
+def value_file(size, seed):
+    path = os.path.join(DATA, "values", f"v{size}_{seed}.txt")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        values = random.Random(seed * 1_000_003 + size).sample(range(DOMAIN), size)
+        with open(path + ".tmp", "w") as f:
+            f.write("".join(f"{v}\n" for v in values))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+# ---- the trees ---------------------------------------------------------------------------------
+
+def worst_order_tree():
+    """An AND written least selective first: 1M values (keeps 50%) ... 10 values (keeps 0.0005%)."""
+    return sieve.all_of(*[sieve.include(KEYS[i], value_file(size, i)) for i, size in enumerate(reversed(SIZES))])
+
+
+def best_order_tree():
+    return sieve.all_of(*[sieve.include(KEYS[i], value_file(size, i)) for i, size in enumerate(SIZES)])
+
+
+def nested_tree(leaves, seed=1, sizes=SIZES):
+    """OR of ANDs of 5-way ORs (the shape DESIGN.md measured), random columns, sizes and kinds."""
+    rnd = random.Random(seed)
+
+    def leaf():
+        make = sieve.include if rnd.random() < 0.7 else sieve.exclude
+        size = rnd.choice(sizes)
+        return make(rnd.choice(KEYS), value_file(size, rnd.randrange(8)))
+
+    ors = [sieve.any_of(*[leaf() for _ in range(5)]) for _ in range(max(1, leaves // 5))]
+    per_and = max(1, len(ors) // 5) if leaves >= 25 else 1
+    ands = [sieve.all_of(*ors[i:i + per_and]) for i in range(0, len(ors), per_and)]
+    return sieve.any_of(*ands)
+
+
+# ---- the variants ------------------------------------------------------------------------------
+
+def _values(spark, leaf, cache):
+    if leaf.source not in cache:
+        cache[leaf.source] = spark.read.text(leaf.source).selectExpr("CAST(value AS INT) AS v")
+    return cache[leaf.source]
+
+
+def naive(spark, df, tree, cache=None):
+    """The seed's execution: AND passes its output on; OR applies each child to its input, then
+    union + dropDuplicates (wrong with duplicate rows; the base here has none)."""
+    cache = {} if cache is None else cache
+    if isinstance(tree, Leaf):
+        values = _values(spark, tree, cache)
+        return df.join(values, df[tree.column] == values.v, "left_semi" if tree.include else "left_anti")
+    if isinstance(tree, AllOf):
+        for child in tree.children:
+            df = naive(spark, df, child, cache)
+        return df
+    parts = [naive(spark, df, child, cache) for child in tree.children]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out.dropDuplicates()
+
+
+def exists(spark, df, tree):
+    df.createOrReplaceTempView("bench_base")
+    views = {}
+
+    def sql(node):
+        if isinstance(node, Leaf):
+            if node.source not in views:
+                views[node.source] = f"bench_v{len(views)}"
+                _values(spark, node, {}).createOrReplaceTempView(views[node.source])
+            v = views[node.source]
+            test = f"EXISTS (SELECT 1 FROM {v} WHERE {v}.v = bench_base.{node.column})"
+            return test if node.include else f"NOT {test}"
+        joiner = " AND " if isinstance(node, AllOf) else " OR "
+        return "(" + joiner.join(sql(c) for c in node.children) + ")"
+
+    return spark.sql(f"SELECT * FROM bench_base WHERE {sql(tree)}")
+
+
+def with_sieve(settings):
+    def build(spark, df, tree):
+        for k, v in settings.items():
+            spark.conf.set(k, v)
+        return tree.apply(df)
+    return build
+
+
+VARIANTS = {
+    "naive": naive,
+    "exists": exists,
+    "written": with_sieve({"spark.sieve.bulkFilter.enabled": "false", "spark.sieve.bulkFilter.costModel": "seed"}),
+    "seed": with_sieve({"spark.sieve.bulkFilter.enabled": "true", "spark.sieve.bulkFilter.costModel": "seed"}),
+    "stats": with_sieve({"spark.sieve.bulkFilter.enabled": "true", "spark.sieve.bulkFilter.costModel": "stats"}),
+}
+
+
+def noop_write(df):
+    return lambda: df.write.format("noop").mode("overwrite").save()
+
+
+def bench_trees(spark, rows, runs, limit):
+    df = base_table(spark, rows)
+    trees = {"worst-order AND (6 leaves)": worst_order_tree(), "best-order AND (6 leaves)": best_order_tree(),
+             "nested (100 leaves)": nested_tree(100)}
+    print(f"\n## Trees over {rows:,} rows (median of {runs} run(s), limit {limit}s per run)\n")
+    print("| tree | " + " | ".join(VARIANTS) + " | seed vs exists | stats vs exists | stats vs written |")
+    print("|---|" + "---|" * (len(VARIANTS) + 3))
+    results = {}
+    for name, tree in trees.items():
+        times = {}
+        for variant, build in VARIANTS.items():
+            out = build(spark, df, tree)
+            times[variant] = median_time(spark, noop_write(out), runs, limit)
+            print(f"  {name} / {variant}: {fmt(times[variant], limit)}", file=sys.stderr, flush=True)
+        results[name] = times
+        cells = [fmt(times[v], limit) for v in VARIANTS]
+        print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times['exists'], times['seed'])} | "
+              f"{ratio(times['exists'], times['stats'])} | {ratio(times['written'], times['stats'])} |", flush=True)
+    return results
+
+
+def bench_scaling(spark, leaf_counts, limit, exists_max):
+    print("\n## Planning and running as the tree grows (1,000-row base; plan = apply + optimise + physical)\n")
+    print("| leaves | sieve plan | sieve run | exists plan | exists run |")
+    print("|---|---|---|---|---|")
+    small = spark.range(1000).selectExpr("id", *[f"CAST(pmod(hash(id, {i}), 97) AS INT) AS k{i}"
+                                                 for i in range(len(KEYS))])
+    for n in leaf_counts:
+        tree = nested_tree(n, seed=n, sizes=[10])
+        row = [str(n)]
+        for variant in ("seed", "exists"):
+            if variant == "exists" and n > exists_max:
+                row += ["not run (Spark's plan for this many EXISTS dies with StackOverflowError)", "-"]
+                continue
+            start = time.perf_counter()
+            try:
+                out = VARIANTS[variant](spark, small, tree)
+                out._jdf.queryExecution().executedPlan()
+                plan = time.perf_counter() - start
+                run = run_with_limit(spark, noop_write(out), limit)
+                row += [f"{plan:.2f}s", fmt(run, limit)]
+            except Exception as e:  # noqa: BLE001 - report what Spark said and go on
+                row += [f"failed: {str(e)[:80]}", "-"]
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
+    p.add_argument("--scaling", default="10,100,1000,5000", help="leaf counts for the planning table")
+    p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates")
+    args = p.parse_args(argv)
+    spark = session("spark-sieve bulk_filter bench")
+    print(f"# bulk_filter bench: {' '.join(sys.argv)}")
+    print(f"spark-sieve {sieve.__version__}, Spark {spark.version}, local[2], {os.cpu_count()} cores")
+    bench_trees(spark, args.rows, args.runs, args.limit)
+    bench_scaling(spark, [int(x) for x in args.scaling.split(",") if x], args.limit, args.exists_max)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Shared by the benchmarks: a session, cached data under .cache/bench, and timing with a time limit."""
+
+import os
+import statistics
+import threading
+import time
+
+from pyspark.sql import SparkSession
+
+import spark_sieve as sieve
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, ".cache", "bench")
+
+
+def session(app, memory="6g"):
+    builder = (SparkSession.builder.master("local[2]").appName(app)
+               .config("spark.driver.memory", memory)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "8"))
+    spark = sieve.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run_with_limit(spark, action, limit_s):
+    """Seconds `action()` took, or None when it ran past `limit_s` (its jobs are then cancelled)."""
+    group = f"bench-{time.monotonic_ns()}"
+    spark.sparkContext.setJobGroup(group, group, interruptOnCancel=True)
+    timer = threading.Timer(limit_s, lambda: spark.sparkContext.cancelJobGroup(group))
+    timer.start()
+    start = time.perf_counter()
+    try:
+        action()
+        elapsed = time.perf_counter() - start
+        return elapsed if elapsed < limit_s else None
+    except Exception as e:  # a cancelled job, or a plan Spark cannot run (StackOverflowError)
+        if time.perf_counter() - start >= limit_s:
+            return None
+        raise RuntimeError(str(e).splitlines()[0][:300]) from None
+    finally:
+        timer.cancel()
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+
+
+def median_time(spark, action, runs, limit_s):
+    """Median of `runs` timings (after none of warm-up: every variant runs cold the same way)."""
+    times = []
+    for _ in range(runs):
+        t = run_with_limit(spark, action, limit_s)
+        if t is None:
+            return None
+        times.append(t)
+    return statistics.median(times)
+
+
+def fmt(seconds, limit_s):
+    return f">{limit_s:.0f}s (cut)" if seconds is None else f"{seconds:.2f}s"
+
+
+def ratio(base, other):
+    if base is None or other is None:
+        return "n/a"
+    return f"{base / other:.2f}x"
