@@ -69,7 +69,10 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
           Join(input, table, LeftOuter, Some(EqualTo(key, value)), hint(table))
       }
       leaves.foreach(known(_) = true)
-      if (couldBeDecided(tree, known)) {
+      // A semi / anti join decides only its own leaf, true for every row it keeps: the tree can reject
+      // no row the last filter kept, so no filter follows it.
+      val semiOrAnti = leaves.size == 1 && conjuncts(leaves.head)
+      if (!semiOrAnti && couldBeDecided(tree, known)) {
         Filter(TreeCondition(tree, maskOf.toSeq, bits.toSeq, bf.leafIncludes, known.toSeq, conditionInputs), join)
       } else join
     }

@@ -26,6 +26,8 @@ case class TreeCondition(
 
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = false
+  // over constants only (leaves decided by semi/anti joins) it folds away instead of running per row
+  override def foldable: Boolean = children.forall(_.foldable)
 
   @transient private lazy val program: Array[Long] => Boolean = compile(tree)
 
