@@ -142,24 +142,30 @@ def noop_write(df):
     return lambda: df.write.format("noop").mode("overwrite").save()
 
 
-def bench_trees(spark, rows, runs, limit):
+TREES = {"worst": ("worst-order AND (6 leaves)", worst_order_tree),
+         "best": ("best-order AND (6 leaves)", best_order_tree),
+         "nested": ("nested (100 leaves)", lambda: nested_tree(100))}
+
+
+def bench_trees(spark, rows, runs, limit, tree_keys, variants):
     df = base_table(spark, rows)
-    trees = {"worst-order AND (6 leaves)": worst_order_tree(), "best-order AND (6 leaves)": best_order_tree(),
-             "nested (100 leaves)": nested_tree(100)}
+    trees = {TREES[k][0]: TREES[k][1]() for k in tree_keys}
+    variants = {v: VARIANTS[v] for v in variants}
     print(f"\n## Trees over {rows:,} rows (median of {runs} run(s), limit {limit}s per run)\n")
-    print("| tree | " + " | ".join(VARIANTS) + " | seed vs exists | stats vs exists | stats vs written |")
-    print("|---|" + "---|" * (len(VARIANTS) + 3))
+    print("| tree | " + " | ".join(variants) + " | seed vs exists | stats vs exists | stats vs written |")
+    print("|---|" + "---|" * (len(variants) + 3))
     results = {}
     for name, tree in trees.items():
         times = {}
-        for variant, build in VARIANTS.items():
+        for variant, build in variants.items():
             out = build(spark, df, tree)
             times[variant] = median_time(spark, noop_write(out), runs, limit)
             print(f"  {name} / {variant}: {fmt(times[variant], limit)}", file=sys.stderr, flush=True)
         results[name] = times
-        cells = [fmt(times[v], limit) for v in VARIANTS]
-        print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times['exists'], times['seed'])} | "
-              f"{ratio(times['exists'], times['stats'])} | {ratio(times['written'], times['stats'])} |", flush=True)
+        cells = [fmt(times[v], limit) for v in variants]
+        print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times.get('exists'), times.get('seed'))} | "
+              f"{ratio(times.get('exists'), times.get('stats'))} | {ratio(times.get('written'), times.get('stats'))} |",
+              flush=True)
     return results
 
 
@@ -195,11 +201,13 @@ def main(argv=None):
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--scaling", default="10,100,1000,5000", help="leaf counts for the planning table")
     p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates")
+    p.add_argument("--trees", default="worst,best,nested", help=f"which trees ({', '.join(TREES)})")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"which variants ({', '.join(VARIANTS)})")
     args = p.parse_args(argv)
     spark = session("spark-sieve bulk_filter bench")
     print(f"# bulk_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__}, Spark {spark.version}, local[2], {os.cpu_count()} cores")
-    bench_trees(spark, args.rows, args.runs, args.limit)
+    bench_trees(spark, args.rows, args.runs, args.limit, args.trees.split(","), args.variants.split(","))
     bench_scaling(spark, [int(x) for x in args.scaling.split(",") if x], args.limit, args.exists_max)
     spark.stop()
 

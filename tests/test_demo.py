@@ -10,3 +10,6 @@ def test_demo_runs_and_reports():
     assert "extension registered: true" in out.stdout
     assert "spark.sieve.enabled = true" in out.stdout
     assert "ConfigError: spark.sieve.enabld: unknown" in out.stdout
+    # the seed's cars example: the order chosen, then both timings and their ratio
+    assert "(((include(color" in out.stdout and "or include(region" in out.stdout
+    assert "spark-sieve " in out.stdout and "plain Spark (EXISTS)" in out.stdout and "ratio:" in out.stdout
