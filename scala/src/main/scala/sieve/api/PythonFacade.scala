@@ -50,7 +50,4 @@ object PythonFacade {
     df.queryExecution.analyzed.collect { case bf: BulkFilter => BulkFilterOrder.explain(bf, conf) }
       .mkString("\n\n")
   }
-
-  /** The generated config table, so Python tools can show the same docs. */
-  def configDocs(): String = sieve.config.ConfigDocs.table
 }
