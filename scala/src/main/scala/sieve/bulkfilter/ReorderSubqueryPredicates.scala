@@ -1,0 +1,53 @@
+package sieve.bulkfilter
+
+import org.apache.spark.sql.catalyst.expressions.{And, Expression, Or, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
+
+/**
+ * Orders the AND/OR levels of ordinary filters built from `IN (subquery)` / `EXISTS` / `NOT EXISTS`
+ * predicates with the seed cost model, as bulk filters are ordered. Spark turns such predicates into
+ * semi / anti / existence joins in the order they are written (RewritePredicateSubquery, which runs
+ * after this rule's batch), so the written order is the join order. Row-local predicates count as
+ * cheaper than any subquery (cost 0.01 against 0.1), so they stay in front. Ties keep the written
+ * order, and a condition already in order is left as it is, so the rule reaches a fixed point.
+ */
+object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
+  private val RowLocalCost = 0.01
+
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!BulkFilterOrder.reorderEnabled(conf)) plan
+    else plan.transformWithPruning(_.containsAnyPattern(EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY)) {
+      case f @ Filter(condition, _) if SubqueryExpression.hasSubquery(condition) =>
+        val ordered = toExpression(reorder(toTree(condition)))
+        if (ordered == condition) f else f.copy(condition = ordered)
+    }
+
+  private def toTree(e: Expression): FilterTree[Expression] = e match {
+    case _: And => AllOf(flatten(e) { case And(l, r) => Seq(l, r) }.map(toTree))
+    case _: Or => AnyOf(flatten(e) { case Or(l, r) => Seq(l, r) }.map(toTree))
+    case leaf => Leaf(leaf)
+  }
+
+  /** The operands of a chain of one operator: `a AND (b AND c)` -> a, b, c. */
+  private def flatten(e: Expression)(split: PartialFunction[Expression, Seq[Expression]]): Seq[Expression] =
+    split.lift(e).map(_.flatMap(c => flatten(c)(split))).getOrElse(Seq(e))
+
+  private def cost(t: FilterTree[Expression]): Double = t match {
+    case Leaf(e) => if (SubqueryExpression.hasSubquery(e)) SeedCostModel.LeafCost else RowLocalCost
+    case AllOf(cs) => cs.map(cost).product
+    case AnyOf(cs) => 10 * cs.map(cost).sum
+  }
+
+  private def reorder(t: FilterTree[Expression]): FilterTree[Expression] = t match {
+    case leaf: Leaf[Expression] => leaf
+    case n: Node[Expression] => n.withChildren(n.children.map(reorder).sortBy(cost))
+  }
+
+  private def toExpression(t: FilterTree[Expression]): Expression = t match {
+    case Leaf(e) => e
+    case AllOf(cs) => cs.map(toExpression).reduceLeft(And)
+    case AnyOf(cs) => cs.map(toExpression).reduceLeft(Or)
+  }
+}
