@@ -46,12 +46,21 @@ object ApplyBulkFilter {
       }
     }
     val reads = leafReads.map(_._1).distinct
+    val textFiles = reads.collect { case r @ TextRead(key) =>
+      r -> leaves.zip(leafReads).collect {
+        case (LeafSpec(_, _, p: PathSource, _), (TextRead(k), _)) if k == key => resolve(p).statuses
+      }.flatten.distinctBy(_.getPath)
+    }.toMap
+    // A text read of a single file needs no per-row file tag: all its rows belong to all its leaves.
+    val leafFiles = leafReads.map {
+      case (r: TextRead, _) if textFiles(r).size == 1 => Nil
+      case (_, files) => files
+    }
     val sources = reads.map {
-      case TextRead(key) =>
-        val files = leaves.zip(leafReads).collect {
-          case (LeafSpec(_, _, p: PathSource, _), (TextRead(k), _)) if k == key => resolve(p).statuses
-        }.flatten.distinctBy(_.getPath)
-        castValues(ValueSources.readText(spark, files), "value", None, key)
+      case r @ TextRead(key) =>
+        val files = textFiles(r)
+        val label = if (files.size == 1) Some(files.head.getPath.toUri.getPath) else None
+        castValues(ValueSources.readText(spark, files), "value", label, key)
       case SourceRead(source, leaf, key) =>
         val raw = source match {
           case p: PathSource => ValueSources.read(spark, resolve(p).format, Seq(p.path))
@@ -62,7 +71,7 @@ object ApplyBulkFilter {
 
     var next = -1
     val indexed = tree.map { _ => next += 1; next }
-    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafReads.map(_._2), leafBytes,
+    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafFiles, leafBytes,
       leaves.map(_.include), leaves.map(_.describe), df.queryExecution.analyzed,
       sources.map(_.queryExecution.analyzed))
     SieveDatasets.ofRows(spark, node)
