@@ -2,6 +2,7 @@ package sieve
 
 import org.apache.spark.SparkConf
 import org.apache.spark.sql.{DataFrame, Row, SparkSession, VanillaSession}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -60,6 +61,18 @@ abstract class SieveSessionSuite extends AnyFunSuite with BeforeAndAfterAll with
   /** A plan's text with expression ids blanked, so plans of two sessions compare (PlanTest style). */
   protected def normalized(plan: org.apache.spark.sql.catalyst.trees.TreeNode[_]): String =
     plan.toString.replaceAll("#\\d+", "#x")
+
+  /** The joins down the plan's left spine, top down: the input's joins with value tables or
+   * subqueries, not the joins inside those. */
+  protected def inputJoins(plan: LogicalPlan): Seq[Join] = plan match {
+    case j: Join => j +: inputJoins(j.left)
+    case p if p.children.nonEmpty => inputJoins(p.children.head)
+    case _ => Nil
+  }
+
+  /** The input column each of those joins matches on, innermost join first. */
+  protected def joinOrder(plan: LogicalPlan): Seq[String] =
+    inputJoins(plan).reverse.map(j => j.condition.get.references.filter(j.left.outputSet.contains).head.name)
 
   /** Runs the same test body with adaptive query execution on and off. */
   protected def testWithAndWithoutAqe(name: String)(body: => Unit): Unit =

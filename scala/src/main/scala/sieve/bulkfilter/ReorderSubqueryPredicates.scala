@@ -20,7 +20,7 @@ object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
     if (!BulkFilterOrder.reorderEnabled(conf)) plan
     else plan.transformWithPruning(_.containsAnyPattern(EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY)) {
       case f @ Filter(condition, _) if SubqueryExpression.hasSubquery(condition) =>
-        val ordered = toExpression(reorder(toTree(condition)))
+        val ordered = toExpression(SeedCostModel.reorderWith(toTree(condition))(leafCost))
         if (ordered == condition) f else f.copy(condition = ordered)
     }
 
@@ -34,16 +34,8 @@ object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
   private def flatten(e: Expression)(split: PartialFunction[Expression, Seq[Expression]]): Seq[Expression] =
     split.lift(e).map(_.flatMap(c => flatten(c)(split))).getOrElse(Seq(e))
 
-  private def cost(t: FilterTree[Expression]): Double = t match {
-    case Leaf(e) => if (SubqueryExpression.hasSubquery(e)) SeedCostModel.LeafCost else RowLocalCost
-    case AllOf(cs) => cs.map(cost).product
-    case AnyOf(cs) => 10 * cs.map(cost).sum
-  }
-
-  private def reorder(t: FilterTree[Expression]): FilterTree[Expression] = t match {
-    case leaf: Leaf[Expression] => leaf
-    case n: Node[Expression] => n.withChildren(n.children.map(reorder).sortBy(cost))
-  }
+  private def leafCost(e: Expression): Double =
+    if (SubqueryExpression.hasSubquery(e)) SeedCostModel.LeafCost else RowLocalCost
 
   private def toExpression(t: FilterTree[Expression]): Expression = t match {
     case Leaf(e) => e

@@ -8,19 +8,26 @@ package sieve.bulkfilter
 object SeedCostModel extends CostModel {
   val LeafCost = 0.1
 
-  def cost[L](tree: FilterTree[L]): Double = tree match {
-    case Leaf(_) => LeafCost
-    case AllOf(cs) => cs.map(cost).product
-    case AnyOf(cs) => 10 * cs.map(cost).sum
+  def cost[L](tree: FilterTree[L]): Double = costWith(tree)(_ => LeafCost)
+
+  /** The seed's combination rules over leaves priced by `leafCost`. */
+  def costWith[L](tree: FilterTree[L])(leafCost: L => Double): Double = tree match {
+    case Leaf(l) => leafCost(l)
+    case AllOf(cs) => cs.map(costWith(_)(leafCost)).product
+    case AnyOf(cs) => 10 * cs.map(costWith(_)(leafCost)).sum
   }
 
   def name: String = "seed"
 
   def reorder(tree: FilterTree[Int]): FilterTree[Int] = reorderAny(tree)
 
-  def reorderAny[L](tree: FilterTree[L]): FilterTree[L] = tree match {
+  def reorderAny[L](tree: FilterTree[L]): FilterTree[L] = reorderWith(tree)(_ => LeafCost)
+
+  /** Each level sorted ascending by `costWith(leafCost)`, bottom-up, ties in written order. */
+  def reorderWith[L](tree: FilterTree[L])(leafCost: L => Double): FilterTree[L] = tree match {
     case leaf: Leaf[L] => leaf
-    case n: Node[L] => n.withChildren(n.children.map(reorderAny(_)).sortBy(cost(_)))
+    case n: Node[L] =>
+      n.withChildren(n.children.map(reorderWith(_)(leafCost)).sortBy(costWith(_)(leafCost)))
   }
 
   def render(tree: FilterTree[Int], labels: Seq[String]): String = renderWithCosts(tree, labels)

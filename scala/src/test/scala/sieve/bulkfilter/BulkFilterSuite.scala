@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import sieve.SieveSessionSuite
@@ -72,13 +72,6 @@ class BulkFilterSuite extends SieveSessionSuite {
     s.sql(s"SELECT * FROM cars WHERE ${sql(tree)}")
   }
 
-  /** The joins of the input with a value table, top down (not those inside the value tables). */
-  private def inputJoins(plan: LogicalPlan): Seq[Join] = plan match {
-    case j: Join => j +: inputJoins(j.left)
-    case p if p.children.nonEmpty => inputJoins(p.children.head)
-    case _ => Nil
-  }
-
   /** Answer equal to vanilla's EXISTS query, one BulkFilter in the analyzed plan, one join per key
    * column in the optimized plan (each against a grouped value table), and no DISTINCT anywhere. */
   private def checkTree(tree: Tree): DataFrame = {
@@ -92,9 +85,7 @@ class BulkFilterSuite extends SieveSessionSuite {
     df
   }
 
-  /** Key columns in the order the optimized plan joins them (innermost join first). */
-  private def joinOrder(df: DataFrame): Seq[String] =
-    inputJoins(df.queryExecution.optimizedPlan).reverse.map(j => j.condition.get.references.filter(j.left.outputSet.contains).head.name)
+  private def joinOrder(df: DataFrame): Seq[String] = joinOrder(df.queryExecution.optimizedPlan)
 
   testWithAndWithoutAqe("the seed's example (D) or ((C) and (A and B)) runs as (((A and B) and C) or D)") {
     val tree = anyOf(D, allOf(C, allOf(A, B)))

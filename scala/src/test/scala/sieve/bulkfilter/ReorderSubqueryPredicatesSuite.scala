@@ -1,7 +1,6 @@
 package sieve.bulkfilter
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 
 import sieve.SieveSessionSuite
 
@@ -17,16 +16,6 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
   }
 
   private def query(sql: String): SparkSession => DataFrame = { s => views(s); s.sql(sql) }
-
-  /** The key column of each join of `t` with a subquery, innermost first. */
-  private def joinOrder(plan: LogicalPlan): Seq[String] = {
-    def spine(p: LogicalPlan): Seq[Join] = p match {
-      case j: Join => j +: spine(j.left)
-      case other if other.children.nonEmpty => spine(other.children.head)
-      case _ => Nil
-    }
-    spine(plan).reverse.map(j => j.condition.get.references.filter(j.left.outputSet.contains).head.name)
-  }
 
   private val orFirst =
     """SELECT * FROM t WHERE EXISTS (SELECT 1 FROM c WHERE c.v = t.k3)
