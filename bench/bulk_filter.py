@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import DATA, fmt, median_time, ratio, run_with_limit, session  # noqa: E402
+from common import DATA, fmt, interleaved_medians, ratio, run_with_limit, session  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 from spark_sieve.bulk_filter import AllOf, Leaf  # noqa: E402
@@ -121,25 +121,30 @@ def exists(spark, df, tree):
     return spark.sql(f"SELECT * FROM bench_base WHERE {sql(tree)}")
 
 
-def with_sieve(settings):
-    def build(spark, df, tree):
-        for k, v in settings.items():
-            spark.conf.set(k, v)
-        return tree.apply(df)
-    return build
+def with_sieve(spark, df, tree):
+    return tree.apply(df)
 
 
+# Each variant: how it builds the query, and the settings it runs under (set before every run, since
+# runs interleave). The vanilla variants run with spark-sieve off: its rule would reorder EXISTS.
+VANILLA = {"spark.sieve.enabled": "false"}
 VARIANTS = {
-    "naive": naive,
-    "exists": exists,
-    "written": with_sieve({"spark.sieve.bulkFilter.enabled": "false", "spark.sieve.bulkFilter.costModel": "seed"}),
-    "seed": with_sieve({"spark.sieve.bulkFilter.enabled": "true", "spark.sieve.bulkFilter.costModel": "seed"}),
-    "stats": with_sieve({"spark.sieve.bulkFilter.enabled": "true", "spark.sieve.bulkFilter.costModel": "stats"}),
+    "naive": (naive, VANILLA),
+    "exists": (exists, VANILLA),
+    "written": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "false"}),
+    "seed": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
+                          "spark.sieve.bulkFilter.costModel": "seed"}),
+    "stats": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
+                           "spark.sieve.bulkFilter.costModel": "stats"}),
 }
 
 
-def noop_write(df):
-    return lambda: df.write.format("noop").mode("overwrite").save()
+def noop_write(df, settings=None):
+    def run():
+        for k, v in (settings or {}).items():
+            df.sparkSession.conf.set(k, v)
+        df.write.format("noop").mode("overwrite").save()
+    return run
 
 
 TREES = {"worst": ("worst-order AND (6 leaves)", worst_order_tree),
@@ -151,16 +156,18 @@ def bench_trees(spark, rows, runs, limit, tree_keys, variants):
     df = base_table(spark, rows)
     trees = {TREES[k][0]: TREES[k][1]() for k in tree_keys}
     variants = {v: VARIANTS[v] for v in variants}
-    print(f"\n## Trees over {rows:,} rows (median of {runs} run(s), limit {limit}s per run)\n")
+    print(f"\n## Trees over {rows:,} rows (median of {runs} interleaved run(s) after a warm-up round, "
+          f"limit {limit}s per run)\n")
     print("| tree | " + " | ".join(variants) + " | seed vs exists | stats vs exists | stats vs written |")
     print("|---|" + "---|" * (len(variants) + 3))
     results = {}
     for name, tree in trees.items():
-        times = {}
-        for variant, build in variants.items():
-            out = build(spark, df, tree)
-            times[variant] = median_time(spark, noop_write(out), runs, limit)
-            print(f"  {name} / {variant}: {fmt(times[variant], limit)}", file=sys.stderr, flush=True)
+        actions = {}
+        for variant, (build, settings) in variants.items():
+            for k, v in settings.items():
+                spark.conf.set(k, v)
+            actions[variant] = noop_write(build(spark, df, tree), settings)
+        times = interleaved_medians(spark, actions, runs, limit)
         results[name] = times
         cells = [fmt(times[v], limit) for v in variants]
         print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times.get('exists'), times.get('seed'))} | "
@@ -184,10 +191,13 @@ def bench_scaling(spark, leaf_counts, limit, exists_max):
                 continue
             start = time.perf_counter()
             try:
-                out = VARIANTS[variant](spark, small, tree)
+                build, settings = VARIANTS[variant]
+                for k, v in settings.items():
+                    spark.conf.set(k, v)
+                out = build(spark, small, tree)
                 out._jdf.queryExecution().executedPlan()
                 plan = time.perf_counter() - start
-                run = run_with_limit(spark, noop_write(out), limit)
+                run = run_with_limit(spark, noop_write(out, settings), limit)
                 row += [f"{plan:.2f}s", fmt(run, limit)]
             except Exception as e:  # noqa: BLE001 - report what Spark said and go on
                 row += [f"failed: {str(e)[:80]}", "-"]

@@ -44,15 +44,21 @@ def run_with_limit(spark, action, limit_s):
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
 
 
-def median_time(spark, action, runs, limit_s):
-    """Median of `runs` timings (after none of warm-up: every variant runs cold the same way)."""
-    times = []
-    for _ in range(runs):
-        t = run_with_limit(spark, action, limit_s)
-        if t is None:
-            return None
-        times.append(t)
-    return statistics.median(times)
+def interleaved_medians(spark, actions, runs, limit_s):
+    """Median seconds of each action in `actions` (name -> callable), after one warm-up round; the
+    rounds interleave the actions so that drift (JIT, caches, GC) falls on all of them alike.
+    An action cut at `limit_s` is reported as None and not run again."""
+    times = {name: [] for name in actions}
+    for round_ in range(runs + 1):
+        for name, action in actions.items():
+            if times[name] is None:
+                continue
+            t = run_with_limit(spark, action, limit_s)
+            if t is None:
+                times[name] = None
+            elif round_ > 0:
+                times[name].append(t)
+    return {name: (statistics.median(ts) if ts else None) for name, ts in times.items()}
 
 
 def fmt(seconds, limit_s):

@@ -138,6 +138,8 @@ object ApplyBulkFilter {
           lit("spark-sieve: value '"), v.cast(StringType), lit("' in "), where,
           lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))
         .otherwise(v.try_cast(target))
-    raw.select(cast.as("value"), file.as(FileColumn)).where("value IS NOT NULL")
+    // NULLs are dropped before the cast, which then never yields NULL (it casts or fails): marked
+    // so, the join on it plans no NULL check that would evaluate the cast a second time.
+    raw.where(v.isNotNull).select(SieveDatasets.knownNotNull(cast).as("value"), file.as(FileColumn))
   }
 }

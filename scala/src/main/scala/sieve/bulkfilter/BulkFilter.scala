@@ -26,7 +26,7 @@ case class BulkFilter(
   override def output: Seq[Attribute] = child.output
   override def maxRows: Option[Long] = child.maxRows
 
-  /** For the stats cost model; computed once per node, on first use (it may sample the input). */
+  /** For the stats cost model; computed on first use (the input's sample is shared by copies). */
   @transient lazy val estimates: Seq[LeafEstimate] = LeafStatistics.estimate(this)
 
   def valueOf(source: Int): Attribute = sources(source).output.head

@@ -16,6 +16,12 @@ sealed trait FilterTree[L] {
     case AnyOf(cs) => AnyOf(cs.map(_.map(f)))
   }
 
+  /** The same tree with each leaf replaced by its position in `leaves`. */
+  def leafIndexes: FilterTree[Int] = {
+    var next = -1
+    map { _ => next += 1; next }
+  }
+
   /** `(a and (b or c))` style text, with `show` naming each leaf. */
   def render(show: L => String): String = this match {
     case Leaf(l) => show(l)

@@ -2,7 +2,8 @@ package sieve.bulkfilter
 
 import org.apache.spark.sql.{SieveDatasets, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Literal}
-import org.apache.spark.sql.catalyst.plans.logical.{Limit, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Limit, Project}
+import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 
 import sieve.config.SieveConf
 
@@ -16,47 +17,78 @@ import sieve.config.SieveConf
 object LeafStatistics {
 
   def estimate(bf: BulkFilter): Seq[LeafEstimate] = {
-    val keys = bf.keys.distinct
-    val stats = bf.child.stats
-    lazy val sample = sampleKeys(bf, keys)
-    val rows = stats.rowCount.map(_.toDouble).getOrElse(math.max(1.0, sample.rowsEstimate))
-    val distinct = keys.map { k =>
-      k -> stats.attributeStats.get(k).flatMap(_.distinctCount).map(_.toDouble).getOrElse(sample.distinct(k, rows))
-    }.toMap
+    val input = InputStatistics(bf.child, bf.keys.distinct, SieveConf.BULK_FILTER_SAMPLE_ROWS.get(bf.conf).toInt)
     bf.keys.indices.map { leaf =>
       val key = bf.keys(leaf)
-      val bytes = bf.leafBytes(leaf).toDouble
       val values = bf.sources(bf.leafSources(leaf)).stats.rowCount match {
         case Some(n) if bf.leafFiles(leaf).isEmpty => n.toDouble
-        case _ => bytes / (sample.width(key) + 1)
+        case _ => bf.leafBytes(leaf).toDouble / (input.width(key) + 1)
       }
-      LeafEstimate(bf.leafIncludes(leaf), values, distinct(key), cost = 1.0 + values / rows)
+      LeafEstimate(bf.leafIncludes(leaf), values, input.distinct(key), cost = 1.0 + values / input.rows)
     }
   }
 
-  private final case class Sample(size: Int, distincts: Map[Attribute, Int], widths: Map[Attribute, Double],
-      inputBytes: Double) {
-    /** Few distinct values in the sample: the column is low-cardinality; else scale to the input. */
-    def distinct(k: Attribute, rows: Double): Double = {
-      val d = distincts.getOrElse(k, 1).toDouble
-      if (size == 0 || d < size / 2.0) math.max(d, 1.0) else math.min(rows, d * rows / size)
+  /** What is known of an input's size and its key columns: Catalyst's statistics first, a sample of
+   * `sampleRows` rows (taken only when needed, and only when `sampleRows` > 0) for the rest. */
+  final class InputStatistics private (input: LogicalPlan, keys: Seq[Attribute], sampleRows: Int) {
+    private val stats = input.stats
+    private lazy val sample = Sample.of(input, keys, sampleRows)
+
+    lazy val rows: Double = stats.rowCount.map(_.toDouble).getOrElse {
+      if (sample.size > 0) math.max(1.0, stats.sizeInBytes.toDouble / math.max(sample.widths.sum, 1.0))
+      else math.max(1.0, (stats.sizeInBytes / EstimationUtils.getSizePerRow(input.output)).toDouble)
     }
-    def width(k: Attribute): Double = widths.getOrElse(k, 8.0)
-    def rowsEstimate: Double = if (size == 0) 1.0 else inputBytes / math.max(widths.values.sum, 1.0)
+
+    def distinct(k: Attribute): Double =
+      stats.attributeStats.get(k).flatMap(_.distinctCount).map(_.toDouble).getOrElse(sample.distinct(index(k), rows))
+
+    /** The average printed width of a key's values (8 when unknown). */
+    def width(k: Attribute): Double = sample.width(index(k))
+
+    private def index(k: Attribute): Int = keys.indexWhere(_.exprId == k.exprId)
   }
 
-  private def sampleKeys(bf: BulkFilter, keys: Seq[Attribute]): Sample = {
-    val n = SieveConf.BULK_FILTER_SAMPLE_ROWS.get(bf.conf).toInt
-    val plan = Limit(Literal(n), Project(keys, bf.child))
-    val rows = SieveDatasets.ofRows(SparkSession.active, plan).collect()
-    val columns = keys.indices.map(i => rows.iterator.map(r => Option(r.get(i)).map(_.toString).orNull).toSeq)
-    Sample(
-      rows.length,
-      keys.zip(columns).map { case (k, vs) => k -> vs.filter(_ != null).distinct.size }.toMap,
-      keys.zip(columns).map { case (k, vs) =>
-        val present = vs.filter(_ != null)
-        k -> (if (present.isEmpty) 8.0 else present.map(_.length).sum.toDouble / present.size)
-      }.toMap,
-      bf.child.stats.sizeInBytes.toDouble)
+  object InputStatistics {
+    def apply(input: LogicalPlan, keys: Seq[Attribute], sampleRows: Int): InputStatistics =
+      new InputStatistics(input, keys, sampleRows)
+  }
+
+  /** Per key (in the order asked for): distinct values seen and average printed width. */
+  private final case class Sample(size: Int, distincts: Seq[Int], widths: Seq[Double]) {
+    /** Few distinct values in the sample: the column is low-cardinality; else scale to the input.
+     * No sample: every row its own key, the estimate that never ranks a leaf too selective. */
+    def distinct(i: Int, rows: Double): Double = {
+      val d = distincts(i).toDouble
+      if (size == 0) rows
+      else if (d < size / 2.0) math.max(d, 1.0)
+      else math.min(rows, d * rows / size)
+    }
+    def width(i: Int): Double = if (size == 0) 8.0 else widths(i)
+  }
+
+  private object Sample {
+    // The optimizer meets the same input many times (fixed-point batches, copied nodes, explain):
+    // one sample per input plan and key set, the most recent kept.
+    private val cache = new java.util.LinkedHashMap[(LogicalPlan, Seq[Int], Int), Sample](64, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(LogicalPlan, Seq[Int], Int), Sample]): Boolean =
+        size() > 64
+    }
+
+    def of(input: LogicalPlan, keys: Seq[Attribute], n: Int): Sample = {
+      if (n <= 0 || keys.isEmpty) return Sample(0, keys.map(_ => 0), keys.map(_ => 8.0))
+      val key = (input.canonicalized, keys.map(k => input.output.indexWhere(_.exprId == k.exprId)), n)
+      cache.synchronized(Option(cache.get(key))).getOrElse {
+        val taken = take(input, keys, n)
+        cache.synchronized(cache.put(key, taken))
+        taken
+      }
+    }
+
+    private def take(input: LogicalPlan, keys: Seq[Attribute], n: Int): Sample = {
+      val rows = SieveDatasets.ofRows(SparkSession.active, Limit(Literal(n), Project(keys, input))).collect()
+      val present = keys.indices.map(i => rows.iterator.map(_.get(i)).filter(_ != null).map(_.toString).toSeq)
+      Sample(rows.length, present.map(_.distinct.size),
+        present.map(vs => if (vs.isEmpty) 8.0 else vs.map(_.length).sum.toDouble / vs.size))
+    }
   }
 }

@@ -5,13 +5,16 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 
+import sieve.config.SieveConf
+
 /**
  * Orders the AND/OR levels of ordinary filters built from `IN (subquery)` / `EXISTS` / `NOT EXISTS`
- * predicates with the seed cost model, as bulk filters are ordered. Spark turns such predicates into
- * semi / anti / existence joins in the order they are written (RewritePredicateSubquery, which runs
- * after this rule's batch), so the written order is the join order. Row-local predicates count as
- * cheaper than any subquery (cost 0.01 against 0.1), so they stay in front. Ties keep the written
- * order, and a condition already in order is left as it is, so the rule reaches a fixed point.
+ * predicates with the configured cost model, as bulk filters are ordered. Spark turns such predicates
+ * into semi / anti / existence joins in the order they are written (RewritePredicateSubquery, which
+ * runs after this rule's batch), so the written order is the join order. Under `seed`, row-local
+ * predicates count as cheaper than any subquery (cost 0.01 against 0.1), so they stay in front; under
+ * `stats`, see [[SubqueryLeafStatistics]]. Ties keep the written order, and a condition already in
+ * order is left as it is, so the rule reaches a fixed point (the stats model's sample is cached).
  */
 object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
   private val RowLocalCost = 0.01
@@ -19,9 +22,20 @@ object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!BulkFilterOrder.reorderEnabled(conf)) plan
     else plan.transformWithPruning(_.containsAnyPattern(EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY)) {
-      case f @ Filter(condition, _) if SubqueryExpression.hasSubquery(condition) =>
-        val ordered = toExpression(SeedCostModel.reorderWith(toTree(condition))(leafCost))
+      case f @ Filter(condition, child) if SubqueryExpression.hasSubquery(condition) =>
+        val ordered = toExpression(reorder(toTree(condition), child))
         if (ordered == condition) f else f.copy(condition = ordered)
+    }
+
+  private def reorder(tree: FilterTree[Expression], input: LogicalPlan): FilterTree[Expression] =
+    SieveConf.BULK_FILTER_COST_MODEL.get(conf) match {
+      case "stats" if tree.leaves.count(SubqueryExpression.hasSubquery) > 1 =>
+        val leaves = tree.leaves.toIndexedSeq
+        val indexed = tree.leafIndexes
+        val estimates = SubqueryLeafStatistics.estimate(leaves, input,
+          SieveConf.BULK_FILTER_SAMPLE_ROWS.get(conf).toInt)
+        new StatsCostModel(estimates).reorder(indexed).map(leaves)
+      case _ => SeedCostModel.reorderWith(tree)(leafCost)
     }
 
   private def toTree(e: Expression): FilterTree[Expression] = e match {

@@ -50,3 +50,8 @@ final case class LeafEstimate(include: Boolean, values: Double, columnDistinct: 
   private def hitRate: Double = math.min(1.0, values / math.max(columnDistinct, 1.0))
   def selectivity: Double = if (include) hitRate else 1.0 - hitRate
 }
+
+object LeafEstimate {
+  /** A leaf known only by the fraction of rows it keeps and its cost. */
+  def of(selectivity: Double, cost: Double): LeafEstimate = LeafEstimate(include = true, selectivity * 1e6, 1e6, cost)
+}

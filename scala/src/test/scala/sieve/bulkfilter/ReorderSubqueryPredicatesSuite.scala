@@ -37,6 +37,29 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
     assert(joinOrder(mixed.queryExecution.optimizedPlan) === Seq("k1", "k3"))
   }
 
+  // k1 has 7 distinct values and `a` holds 4 of them; k3 has 13 and `c` holds 1: `c` is far more selective.
+  private val twoSizes = "SELECT * FROM t WHERE t.k1 IN (SELECT v FROM a) %s EXISTS (SELECT 1 FROM c WHERE c.v = t.k3)"
+
+  testWithAndWithoutAqe("under the stats model, the more selective subquery runs first in an AND, last in an OR") {
+    withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
+      val and = checkAnswerAgainstVanilla(query(twoSizes.format("AND")))
+      assert(joinOrder(and.queryExecution.optimizedPlan) === Seq("k3", "k1"))
+      val or = checkAnswerAgainstVanilla(query(twoSizes.format("OR")))
+      assert(joinOrder(or.queryExecution.optimizedPlan) === Seq("k1", "k3"))
+    }
+    // the seed model prices every subquery alike: written order
+    val seed = checkAnswerAgainstVanilla(query(twoSizes.format("AND")))
+    assert(joinOrder(seed.queryExecution.optimizedPlan) === Seq("k1", "k3"))
+  }
+
+  test("under the stats model the rule also reaches a fixed point") {
+    withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
+      views(spark)
+      val once = ReorderSubqueryPredicates(spark.sql(twoSizes.format("AND")).queryExecution.analyzed)
+      assert(ReorderSubqueryPredicates(once) eq once)
+    }
+  }
+
   test("the rule reaches a fixed point: a second pass changes nothing") {
     views(spark)
     val optimized = spark.sql(orFirst).queryExecution.optimizedPlan

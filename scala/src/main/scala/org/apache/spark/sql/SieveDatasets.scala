@@ -1,9 +1,15 @@
 package org.apache.spark.sql
 
+import org.apache.spark.sql.catalyst.expressions.KnownNotNull
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
-/** The one Spark-internal call spark-sieve needs (a DataFrame over a plan it built), kept in one place. */
+/** The Spark-internal calls spark-sieve needs, kept in one place. */
 object SieveDatasets {
+  /** A DataFrame over a plan spark-sieve built. */
   def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame =
     classic.Dataset.ofRows(session.asInstanceOf[classic.SparkSession], plan)
+
+  /** `c`, declared never NULL (the caller's promise), so that no NULL check is planned for it. */
+  def knownNotNull(c: Column): Column =
+    classic.ExpressionUtils.column(KnownNotNull(classic.ExpressionUtils.expression(c)))
 }
