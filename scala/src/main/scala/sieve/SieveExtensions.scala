@@ -4,6 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.bulkfilter.{LowerBulkFilters, ReorderSubqueryPredicates}
 import sieve.config.ValidateSieveConf
+import sieve.dynamicfilter.{DynamicFilterStrategy, InjectDynamicFilters, WireDynamicFilters, WireDynamicFiltersColumnarRule}
 
 /**
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.
@@ -25,5 +26,14 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     // Optimizer: IN (subquery) / EXISTS filters ordered by the same cost model, before Spark turns
     // them into joins in written order.
     ext.injectOptimizerRule(_ => ReorderSubqueryPredicates)
+    // Optimizer, late (pre-CBO batch, predicates already pushed down): a DynamicFilter node on the
+    // application side of joins whose other side's keys can prune it.
+    ext.injectPreCBORule(_ => InjectDynamicFilters)
+    // Planner: DynamicFilter -> DynamicFilterExec (and a filter for joins made after the rule ran).
+    ext.injectPlannerStrategy(DynamicFilterStrategy)
+    // Physical, after EnsureRequirements: each DynamicFilterExec reads its join's creation-side
+    // exchange (AQE: before query stages are made; without AQE: before exchange reuse).
+    ext.injectQueryStagePrepRule(_ => WireDynamicFilters)
+    ext.injectColumnar(_ => WireDynamicFiltersColumnarRule)
   }
 }

@@ -33,8 +33,55 @@ object SieveConf {
     "A key column's value table is broadcast when its sources hold at most this many bytes; larger " +
       "ones are joined as Spark chooses (usually by shuffling both sides).")
 
+  val DYNAMIC_FILTER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.enabled", default = true,
+    "Insert dynamic filters: at run time the join keys that survive the small side's filters prune the " +
+      "big side's scan before it is read, shuffled or probed.")
+
+  val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.minApplicationBytes", default = 64L << 20,
+    "A join side is filtered only when Spark estimates it at least this many bytes: below, reading it " +
+      "whole costs less than waiting for the other side's keys.")
+
+  val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
+    "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
+    "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
+      "application side is estimated at least this many times larger.", min = 1.0, max = 1e12)
+
+  val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.maxInSetSize", default = 1000000L,
+    "Most distinct keys kept as an exact IN-set; with more, the filter is a bloom filter plus the " +
+      "keys' min/max range.", min = 1L)
+
+  val DYNAMIC_FILTER_MAX_KEY_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.maxKeyBytes", default = 64L << 20,
+    "Byte limit on the keys collected for an IN-set (on executors while merging, and on the driver); " +
+      "above it the filter degrades to bloom + range instead of holding more.", min = 1024L)
+
+  val DYNAMIC_FILTER_MAX_BLOOM_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.maxBloomBytes", default = 16L << 20,
+    "Largest bloom filter built; a key set needing more gets a bloom filter of this size (more false " +
+      "positives, never wrong answers).", min = 1024L)
+
+  val DYNAMIC_FILTER_BLOOM_FPP: ConfigEntry[Double] = ConfigEntry.double(
+    "spark.sieve.dynamicFilter.bloomFpp", default = 0.03,
+    "Target false-positive rate of bloom filters.", min = 1e-6, max = 0.5)
+
+  val DYNAMIC_FILTER_MAX_PASS_RATIO: ConfigEntry[Double] = ConfigEntry.double(
+    "spark.sieve.dynamicFilter.maxPassRatio", default = 0.9,
+    "A task that sees its filter keep more than this fraction of its first rows stops filtering " +
+      "(pass-through): the join drops the same rows anyway.", min = 0.0, max = 1.0)
+
+  val DYNAMIC_FILTER_PUSHDOWN_IN_SIZE: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.pushdownInSetSize", default = 1000L,
+    "IN-sets up to this many keys are pushed into Parquet/ORC scans as IN; larger ones push only " +
+      "their min/max range.", min = 0L)
+
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
-    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES)
+    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, DYNAMIC_FILTER_ENABLED,
+    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
+    DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE)
 
   private val byKey = all.map(e => e.key -> e).toMap
 

@@ -1,0 +1,101 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions.{Literal, UnsafeRow}
+import org.apache.spark.sql.types.DataType
+import org.apache.spark.util.sketch.BloomFilter
+
+/**
+ * The filter a [[DynamicFilterExec]] applies to application-side key rows (never NULL keys: those are
+ * dropped before, as the join would drop them), chosen from the creation side's real keys.
+ */
+sealed trait KeyFilter extends Serializable {
+  /** `in-set`, `bloom` or `empty`, as explain and the metrics name it. */
+  def kind: String
+  def describe: String
+  def mightContain(key: UnsafeRow): Boolean
+  /** The keys' [min, max] for a single integral key: pushed into the scan, checked first per row. */
+  def range: Option[(Long, Long)]
+  /** The exact keys of a single-column key as literals of `dataType`, when at most `limit`. */
+  def inLiterals(dataType: DataType, limit: Long): Option[Seq[Literal]] = None
+}
+
+object KeyFilter {
+  /** A long key back in its own type's literal value (the inverse of [[KeyShape.asLong]]). */
+  def fromLong(v: Long, dataType: DataType): Any = dataType match {
+    case org.apache.spark.sql.types.ByteType => v.toByte
+    case org.apache.spark.sql.types.ShortType => v.toShort
+    case org.apache.spark.sql.types.IntegerType | org.apache.spark.sql.types.DateType => v.toInt
+    case _ => v
+  }
+
+  def rangeOf(s: KeySummary): Option[(Long, Long)] = if (s.rows > 0 && s.min <= s.max) Some((s.min, s.max)) else None
+}
+
+/** No creation-side key at all: no application row can join. */
+case object EmptyKeyFilter extends KeyFilter {
+  def kind: String = "empty"
+  def describe: String = "empty (the creation side has no keys: every row is dropped)"
+  def mightContain(key: UnsafeRow): Boolean = false
+  def range: Option[(Long, Long)] = None
+}
+
+/** The creation side's keys could not be read: every row passes. */
+case object PassThrough extends KeyFilter {
+  def kind: String = "pass-through"
+  def describe: String = "pass-through (the creation side's keys could not be read)"
+  def mightContain(key: UnsafeRow): Boolean = true
+  def range: Option[(Long, Long)] = None
+}
+
+/** The exact distinct keys. */
+final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[java.util.HashSet[UnsafeRow]],
+    val range: Option[(Long, Long)]) extends KeyFilter {
+  private val toLong = shape.asLong.orNull
+  val size: Int = longs.map(_.size).getOrElse(rows.get.size)
+
+  def kind: String = "in-set"
+  def describe: String = s"in-set of $size keys" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
+
+  def mightContain(key: UnsafeRow): Boolean =
+    if (toLong != null) {
+      val v = toLong(key)
+      val (lo, hi) = range.get
+      v >= lo && v <= hi && longs.get.contains(v)
+    } else rows.get.contains(key)
+
+  override def inLiterals(dataType: DataType, limit: Long): Option[Seq[Literal]] =
+    if (size > limit || shape.types.size != 1) None
+    else Some {
+      val values = Seq.newBuilder[Literal]
+      longs match {
+        case Some(ls) => ls.foreach(v => values += Literal(KeyFilter.fromLong(v, dataType), dataType))
+        case None => rows.get.forEach(r => values += Literal(r.get(0, dataType), dataType))
+      }
+      values.result()
+    }
+}
+
+/** Too many keys for an exact set: a bloom filter (false positives, no false negatives) and the range. */
+final class BloomKeyFilter(shape: KeyShape, bloom: BloomFilter, val range: Option[(Long, Long)])
+    extends KeyFilter {
+  private val toLong = shape.asLong.orNull
+
+  def kind: String = "bloom"
+  def bytes: Long = bloom.bitSize() / 8
+  def describe: String =
+    s"bloom filter of ${bloom.bitSize() / 8} bytes" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
+
+  def mightContain(key: UnsafeRow): Boolean =
+    if (toLong != null) {
+      val v = toLong(key)
+      val (lo, hi) = range.get
+      v >= lo && v <= hi && bloom.mightContainLong(v)
+    } else bloom.mightContainBinary(key.getBytes)
+}
+
+private[dynamicfilter] object KeyFilterValues {
+  def put(bloom: BloomFilter, shape: KeyShape, key: UnsafeRow): Unit = shape.asLong match {
+    case Some(toLong) => bloom.putLong(toLong(key))
+    case None => bloom.putBinary(key.getBytes)
+  }
+}

@@ -1,0 +1,145 @@
+package sieve.dynamicfilter
+
+import java.nio.file.Files
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.SparkPlan
+
+import sieve.SieveSessionSuite
+
+/** Dynamic filters end to end: answers vs vanilla Spark (AQE on/off, broadcast and sort-merge), the
+ * filter in the executed plan, wired to its join, and what it chose and dropped. */
+class DynamicFilterSuite extends SieveSessionSuite {
+  private lazy val dir = Files.createTempDirectory("sieve-df").toFile
+
+  /** fact: 40,000 rows, k in [0, 2000), sorted by k in small row groups (so ranges skip row groups);
+   * dim: 2,000 rows, unique k, cat = k % 100, grp = k / 20; (a, b) for composite keys. */
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "id AS v", "CAST(id % 7 AS INT) AS a", "CAST(id % 11 AS INT) AS b")
+      .orderBy("k").coalesce(1).write.option("parquet.block.size", 16384).parquet(s"$dir/fact")
+    spark.range(2000).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat", "CAST(id DIV 20 AS INT) AS grp",
+      "CAST(id % 7 AS INT) AS a",
+      "CAST(id % 11 AS INT) AS b").write.parquet(s"$dir/dim")
+  }
+
+  private def views(s: SparkSession): Unit = {
+    s.read.parquet(s"$dir/fact").createOrReplaceTempView("fact")
+    s.read.parquet(s"$dir/dim").createOrReplaceTempView("dim")
+  }
+
+  private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
+
+  /** Settings that let the small test tables qualify. */
+  private def withDynamicFilters[T](extra: (String, String)*)(body: => T): T =
+    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0") ++ extra: _*)(body)
+
+  private def filters(df: DataFrame): Seq[DynamicFilterExec] =
+    collectWithSubqueries(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
+
+  private def metric(f: DynamicFilterExec, name: String): Long = f.metrics(name).value
+
+  private val starJoin = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
+
+  Seq("broadcast" -> "10485760", "sort-merge" -> "-1").foreach { case (strategy, threshold) =>
+    testWithAndWithoutAqe(s"star join, $strategy: same answer, the fact scan filtered by the dim's keys") {
+      withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> threshold,
+          "spark.sql.adaptive.autoBroadcastJoinThreshold" -> threshold) {
+        val df = checkAnswerAgainstVanilla(sql(starJoin))
+        val Seq(f) = filters(df)
+        assert(f.creation.isDefined, s"not wired to its join:\n${df.queryExecution.executedPlan}")
+        assert(f.broadcast === (strategy == "broadcast"))
+        assert(f.filterDescription.startsWith("in-set of 20 keys"), f.filterDescription)
+        assert(metric(f, "numOutputRows") === 400)
+        // the range [7, 1907] pushed into the sorted fact skips no row group here; rows in are all read
+        assert(metric(f, "numInputRows") <= 40000 && metric(f, "numInputRows") >= 400)
+      }
+    }
+  }
+
+  testWithAndWithoutAqe("a narrow key range is pushed into the Parquet scan: row groups are skipped") {
+    withDynamicFilters() {
+      // keys 100..119, which Spark cannot infer from `grp = 5` (it would from a filter on d.k itself)
+      val q = "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val Seq(f) = filters(df)
+      assert(f.filterDescription.contains("pushed to scan"), f.filterDescription)
+      assert(metric(f, "numOutputRows") === 400)
+      assert(metric(f, "numInputRows") < 40000 / 4, "the pushed IN-set / range should skip most row groups")
+    }
+  }
+
+  testWithAndWithoutAqe("left semi join, outer joins' non-preserved side, composite keys") {
+    withDynamicFilters() {
+      val semi = checkAnswerAgainstVanilla(sql("SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat = 3)"))
+      assert(filters(semi).map(f => metric(f, "numOutputRows")) === Seq(400))
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") { // else the fact side is the one broadcast
+        val outer = checkAnswerAgainstVanilla(sql(
+          "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 3) d LEFT JOIN fact f ON f.k = d.k"))
+        assert(filters(outer).map(f => metric(f, "numOutputRows")) === Seq(400))
+        val right = checkAnswerAgainstVanilla(sql(
+          "SELECT d.k, f.v FROM fact f RIGHT JOIN (SELECT * FROM dim WHERE cat = 3) d ON f.k = d.k"))
+        assert(filters(right).map(f => metric(f, "numOutputRows")) === Seq(400))
+      }
+      val composite = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v FROM fact f JOIN dim d ON f.a = d.a AND f.b = d.b WHERE d.cat = 5"))
+      val Seq(f) = filters(composite)
+      assert(f.keys.size === 2 && f.creation.isDefined)
+      assert(metric(f, "numOutputRows") < 40000)
+    }
+  }
+
+  test("no filter where it cannot pay off or is not allowed") {
+    val preserved = "SELECT f.v, d.cat FROM fact f LEFT JOIN (SELECT * FROM dim WHERE cat = 3) d ON f.k = d.k"
+    val full = "SELECT f.v, d.cat FROM fact f FULL JOIN (SELECT * FROM dim WHERE cat = 3) d ON f.k = d.k"
+    val unfilteredSameSize = "SELECT * FROM fact f JOIN fact g ON f.v = g.v"
+    withDynamicFilters() {
+      Seq(preserved, full, unfilteredSameSize).foreach { q =>
+        assert(filters(checkAnswerAgainstVanilla(sql(q))).isEmpty, q)
+      }
+    }
+    // the default minimum application-side size: these tables are far too small to pay
+    assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
+    withDynamicFilters("spark.sieve.dynamicFilter.enabled" -> "false") {
+      assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
+    }
+    withDynamicFilters("spark.sieve.enabled" -> "false") {
+      assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
+    }
+  }
+
+  test("the rule is idempotent") {
+    withDynamicFilters() {
+      views(spark)
+      val optimized = spark.sql(starJoin).queryExecution.optimizedPlan
+      assert(optimized.collect { case d: DynamicFilter => d }.size === 1)
+      assert(InjectDynamicFilters(optimized) eq optimized)
+    }
+  }
+
+  testWithAndWithoutAqe("filter kinds: bloom when keys exceed the limits, empty when none survive") {
+    withDynamicFilters("spark.sieve.dynamicFilter.maxInSetSize" -> "10") {
+      val df = checkAnswerAgainstVanilla(sql(starJoin))
+      val Seq(f) = filters(df)
+      assert(f.filterDescription.startsWith("bloom filter"), f.filterDescription)
+      assert(metric(f, "numOutputRows") >= 400 && metric(f, "numOutputRows") < 4000)
+    }
+    withDynamicFilters("spark.sieve.dynamicFilter.maxKeyBytes" -> "1024", "spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat < 50"))
+      assert(filters(df).head.filterDescription.startsWith("bloom filter"), filters(df).head.filterDescription)
+    }
+    withDynamicFilters() {
+      val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 1000"))
+      filters(df).foreach(f => assert(metric(f, "numOutputRows") === 0))
+    }
+  }
+
+  test("explain shows the filter with its keys") {
+    withDynamicFilters() {
+      views(spark)
+      val text = spark.sql(starJoin).queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode)
+      assert(text.contains("DynamicFilter [k#"), text)
+    }
+  }
+}
