@@ -159,7 +159,7 @@ def test_seed_order_shown_by_explain(spark, cars, files):
         f"(((include(color, {files['colors']}) and include(color, {files['few_colors']})) and "
         f"include(brand, {files['brands']})) or include(region, {files['regions']}))")
     assert "joins:      color (2 leaves) -> brand (1 leaves) -> region (1 leaves)" in text
-    assert sieve.explain(cars, print_it=False) == "no BulkFilter in this plan"
+    assert sieve.explain(cars, print_it=False).startswith("no BulkFilter in this plan")
 
 
 def test_errors_at_apply_name_what_is_wrong(cars, files, tmp_path):

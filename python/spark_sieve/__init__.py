@@ -5,7 +5,8 @@
 """
 
 from ._jar import jar_path
-from .bulk_filter import BulkFilter, all_of, any_of, exclude, explain, include
+from .bulk_filter import BulkFilter, all_of, any_of, exclude, include
+from .explain import explain
 from ._version import __version__
 from .errors import (
     ColumnError,

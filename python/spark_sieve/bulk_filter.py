@@ -169,12 +169,3 @@ def all_of(*children):
 def any_of(*children):
     """OR of the children."""
     return AnyOf(*children)
-
-
-def explain(df, print_it=True):
-    """Each BulkFilter in ``df``'s plan: the tree as written and as it will run, each node's cost, and
-    the order of the per-column joins. Prints it and returns the text."""
-    text = Facade(df.sparkSession).call("explainBulkFilters", df._jdf) or "no BulkFilter in this plan"
-    if print_it:
-        print(text)
-    return text

@@ -7,6 +7,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import sieve.BuildInfo
 import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson}
 import sieve.config.{SieveConf, ValidateSieveConf}
+import sieve.dynamicfilter.DynamicFilterExplain
 
 /**
  * The one door from Python into the JVM. Python checks its arguments before calling; every method
@@ -50,4 +51,9 @@ object PythonFacade {
     df.queryExecution.analyzed.collect { case bf: BulkFilter => BulkFilterOrder.explain(bf, conf) }
       .mkString("\n\n")
   }
+
+  /** `spark_sieve.explain(df)`: each DynamicFilter of the physical plan, with what it chose and did
+   * (figures are those of the last run of `df`; before any, the plan as it would start). */
+  def explainDynamicFilters(df: DataFrame): String =
+    DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n\n")
 }

@@ -1,0 +1,81 @@
+"""Dynamic filters from Python, with only spark.sql.extensions set (spark_sieve.configure): answers
+against the same session with spark-sieve off, the filter in the plan, and what explain reports."""
+
+from collections import Counter
+
+import pytest
+
+import spark_sieve as sieve
+
+STAR = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    d = tmp_path_factory.mktemp("star")
+    spark.range(30000).selectExpr("CAST(id % 1500 AS INT) AS k", "id AS v", "CAST(id % 3 AS STRING) AS s") \
+        .write.parquet(str(d / "fact"))
+    spark.range(1500).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat",
+                                 "CAST(id % 3 AS STRING) AS s").write.parquet(str(d / "dim"))
+    spark.read.parquet(str(d / "fact")).createOrReplaceTempView("fact")
+    spark.read.parquet(str(d / "dim")).createOrReplaceTempView("dim")
+    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    yield d
+    spark.conf.unset("spark.sieve.dynamicFilter.minApplicationBytes")
+
+
+def run(spark, query, **settings):
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        df = spark.sql(query)
+        return df, df.collect()
+    finally:
+        for k in settings:
+            spark.conf.unset(k)
+
+
+def plan_text(df):
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("threshold", ["10485760", "-1"], ids=["broadcast", "sort-merge"])
+@pytest.mark.parametrize("query", [
+    STAR,
+    "SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat < 3)",
+    "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k AND f.s = d.s WHERE d.cat = 11",
+    "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k",
+], ids=["star", "semi", "composite", "outer"])
+def test_same_answer_as_spark_sieve_off(spark, tables, aqe, threshold, query):
+    settings = {"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": threshold,
+                "spark.sql.adaptive.autoBroadcastJoinThreshold": threshold}
+    _, expected = run(spark, query, **{"spark.sieve.enabled": "false"}, **settings)
+    df, actual = run(spark, query, **settings)
+    assert Counter(map(tuple, actual)) == Counter(map(tuple, expected))
+    if query == STAR or threshold == "-1":
+        assert "DynamicFilter" in plan_text(df), plan_text(df)
+
+
+def test_explain_reports_the_filter_and_what_it_did(spark, tables):
+    df, rows = run(spark, STAR)
+    text = sieve.explain(df, print_it=False)
+    assert "DynamicFilter [k#" in text
+    assert "in-set of 15 keys" in text
+    assert len(rows) == 300 and "30000 in, 300 out" in text, text
+
+
+def test_switched_off_no_filter(spark, tables):
+    for key in ("spark.sieve.enabled", "spark.sieve.dynamicFilter.enabled"):
+        df, _ = run(spark, STAR, **{key: "false"})
+        assert "DynamicFilter" not in plan_text(df)
+        assert sieve.explain(df, print_it=False).endswith("no DynamicFilter in this plan")
+
+
+def test_bad_setting_names_the_key(spark, tables):
+    spark.conf.set("spark.sieve.dynamicFilter.maxPassRatio", "2")
+    try:
+        with pytest.raises(Exception, match=r"spark.sieve.dynamicFilter.maxPassRatio: 2.0 is outside \[0.0, 1.0\]"):
+            spark.sql(STAR).collect()
+    finally:
+        spark.conf.unset("spark.sieve.dynamicFilter.maxPassRatio")
