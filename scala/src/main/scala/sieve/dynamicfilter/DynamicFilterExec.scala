@@ -5,8 +5,9 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, GenerateUnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
-import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.{CodegenSupport, FileSourceScanExec, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
@@ -15,25 +16,28 @@ import sieve.config.SieveConf
  * Drops the rows of `child` whose join `keys` cannot match a key of the creation side. `creation` is
  * the join's own creation-side exchange (broadcast or shuffle), made a second child by
  * [[WireDynamicFilters]] so that Spark computes it once for both (exchange reuse) and before this
- * operator runs (AQE: a stage waits for its child stages). Unwired (no such join found), it passes
- * every row through.
+ * operator runs (AQE: a stage waits for its child stages).
  *
- * At execution: the keys are read from that exchange ([[KeyCollector]]), the filter chosen from their
- * real count; a single-column filter's IN-set (small ones) or range is added to the data filters of
- * the file scan below, so Parquet / ORC skip row groups; then every row is tested. A task whose
- * first rows mostly pass stops testing (`maxPassRatio`): there the join drops the same rows anyway.
+ * At execution, on the driver: the keys are read from that exchange ([[KeyCollector]]) and the filter
+ * chosen from their real count; a single-column filter's IN-set (small ones) or range is added to the
+ * data filters of the file scan below, so Parquet / ORC skip row groups. Then every row is tested in
+ * the generated code of its stage ([[RowKeyTest]]). Under a broadcast join a large key set is tested by
+ * its range only: the join's own hash probe is as cheap as ours would be.
  */
 case class DynamicFilterExec(
     keys: Seq[Expression],
     child: SparkPlan,
     creation: Option[SparkPlan] = None,
     creationKeys: Seq[Expression] = Nil,
-    broadcast: Boolean = false) extends SparkPlan {
+    broadcast: Boolean = false) extends SparkPlan with CodegenSupport {
 
   override def children: Seq[SparkPlan] = child +: creation.toSeq
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
+  override def supportCodegen: Boolean = creation.isDefined
+  // Rows only pass through (the creation child is read on the driver, not in the generated loop).
+  override def needCopyResult: Boolean = child.asInstanceOf[CodegenSupport].needCopyResult
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numKeys" -> SQLMetrics.createMetric(sparkContext, "keys collected"),
@@ -44,14 +48,17 @@ case class DynamicFilterExec(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "passThroughTasks" -> SQLMetrics.createMetric(sparkContext, "pass-through tasks"))
 
-  /** What was chosen, once executed (explain and `spark_sieve.explain` show it). */
+  /** Filled on the driver when this operator executes; referenced by the generated code. */
+  @transient private lazy val test =
+    new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), longMetric("passThroughTasks"))
   @transient @volatile private var chosen: Option[KeyFilter] = None
   @transient @volatile private var pushed: Seq[Expression] = Nil
 
   def filterDescription: String = (creation, chosen) match {
     case (None, _) => "pass-through (no join exchange to read keys from)"
     case (_, None) => "not executed yet"
-    case (_, Some(f)) => f.describe + (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.mkString(", ")}" else "")
+    case (_, Some(f)) => f.describe + (if (test.rangeOnly) "; rows tested by range only" else "") +
+      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.mkString(", ")}" else "")
   }
 
   override def simpleString(maxFields: Int): String = {
@@ -59,19 +66,68 @@ case class DynamicFilterExec(
     s"DynamicFilter ${keys.mkString("[", ", ", "]")} from ${creationKeys.mkString("[", ", ", "]")} ($from)"
   }
 
-  override protected def doExecute(): RDD[InternalRow] = creation match {
-    case None => child.execute()
+  private def longKey: Boolean = keys.size == 1 && KeyShape(keys.map(_.dataType)).asLong.isDefined
+
+  /** Builds the filter (once per execution of this operator) and returns the child to read, with the
+   * filter pushed into its scan. */
+  private lazy val prepared: SparkPlan = creation match {
+    case None => child
     case Some(source) =>
       val filter = build(source)
-      val input = pushDown(filter)
-      val bound = BindReferences.bindReferences(keys, child.output)
-      val maxPass = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
-      val shared = sparkContext.broadcast(filter)
-      val (rowsIn, rowsOut, passThrough) = (longMetric("numInputRows"), longMetric("numOutputRows"),
-        longMetric("passThroughTasks"))
-      input.execute().mapPartitions(preservesPartitioning = true, f = { rows =>
-        new FilteringIterator(rows, UnsafeProjection.create(bound), shared.value, maxPass, rowsIn, rowsOut, passThrough)
+      test.rangeOnly = broadcast && (filter match {
+        case f: InSetFilter => f.size > SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf).max(65536L)
+        case _: BloomKeyFilter => true
+        case _ => false
       })
+      test.filter = sparkContext.broadcast(filter)
+      pushDown(filter)
+  }
+
+  override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
+
+  override protected def doProduce(ctx: CodegenContext): String =
+    child.asInstanceOf[CodegenSupport].produce(ctx, this)
+
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
+    val keyTest = ctx.addReferenceObj("keyTest", test)
+    val (rowsIn, rowsOut) = (metricTerm(ctx, "numInputRows"), metricTerm(ctx, "numOutputRows"))
+    ctx.currentVars = input
+    val bound = BindReferences.bindReferences(keys, child.output)
+    val check = if (longKey) {
+      val k = bound.head.genCode(ctx)
+      s"""${k.code}
+         |if (${k.isNull} || !$keyTest.keepLong((long) ${k.value})) continue;""".stripMargin
+    } else {
+      val k = GenerateUnsafeProjection.createCode(ctx, bound)
+      s"""${k.code}
+         |if (${k.value}.anyNull() || !$keyTest.keepRow(${k.value})) continue;""".stripMargin
+    }
+    s"""
+       |$rowsIn.add(1);
+       |${evaluateVariables(input)}
+       |$check
+       |$rowsOut.add(1);
+       |${consume(ctx, input)}
+     """.stripMargin
+  }
+
+  /** Without whole-stage codegen: the same test over rows. */
+  override protected def doExecute(): RDD[InternalRow] = {
+    val input = prepared.execute()
+    if (creation.isEmpty) return input
+    val bound = BindReferences.bindReferences(keys, child.output)
+    val (keyTest, asLong) = (test, KeyShape(keys.map(_.dataType)).asLong.filter(_ => keys.size == 1))
+    val (rowsIn, rowsOut) = (longMetric("numInputRows"), longMetric("numOutputRows"))
+    input.mapPartitions(preservesPartitioning = true, f = { rows =>
+      val project = UnsafeProjection.create(bound)
+      rows.filter { row =>
+        rowsIn += 1
+        val key = project(row)
+        val keep = !key.anyNull && asLong.map(l => keyTest.keepLong(l(key))).getOrElse(keyTest.keepRow(key))
+        if (keep) rowsOut += 1
+        keep
+      }
+    })
   }
 
   private def build(source: SparkPlan): KeyFilter = {
@@ -84,7 +140,7 @@ case class DynamicFilterExec(
     longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
       case f: InSetFilter => longMetric("numKeys") += f.size; longMetric("inSetKeys") += f.size
-      case f: BloomKeyFilter => longMetric("bloomBytes") += f.bytes
+      case f: BloomKeyFilter => longMetric("numKeys") += f.keys; longMetric("bloomBytes") += f.bytes
       case _ =>
     }
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
@@ -119,39 +175,4 @@ case class DynamicFilterExec(
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
     copy(child = newChildren.head, creation = newChildren.lift(1))
-}
-
-/** Tests each row's keys; NULL keys never join. After `Probe` rows, a task whose filter kept more
- * than `maxPass` of them passes the rest through. */
-private final class FilteringIterator(
-    rows: Iterator[InternalRow], project: UnsafeProjection, filter: KeyFilter, maxPass: Double,
-    rowsIn: SQLMetric, rowsOut: SQLMetric, passThrough: SQLMetric) extends Iterator[InternalRow] {
-  private val Probe = 100000L
-  private var seen = 0L
-  private var kept = 0L
-  private var filtering = filter ne PassThrough
-  private var nextRow: InternalRow = _
-
-  override def hasNext: Boolean = {
-    while (nextRow == null && rows.hasNext) {
-      val row = rows.next()
-      seen += 1
-      if (!filtering || matches(row)) { kept += 1; nextRow = row }
-      if (filtering && seen == Probe && kept > maxPass * seen) { filtering = false; passThrough += 1 }
-    }
-    if (nextRow == null) { rowsIn += seen; rowsOut += kept; seen = 0; kept = 0 }
-    nextRow != null
-  }
-
-  override def next(): InternalRow = {
-    if (!hasNext) throw new NoSuchElementException
-    val row = nextRow
-    nextRow = null
-    row
-  }
-
-  private def matches(row: InternalRow): Boolean = {
-    val key = project(row)
-    !key.anyNull && filter.mightContain(key)
-  }
 }

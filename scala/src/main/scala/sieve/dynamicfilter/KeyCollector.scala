@@ -57,7 +57,7 @@ object KeyCollector {
     else if (!s.overflowed) new InSetFilter(shape, s.longKeys, s.rowKeys, if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None)
     else {
       val bits = math.min(optimalBits(s.rows, limits.fpp), limits.maxBloomBytes * 8)
-      new BloomKeyFilter(shape, bloomOf(s.rows, bits), if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None)
+      new BloomKeyFilter(shape, bloomOf(s.rows, bits), if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None, s.rows)
     }
 
   private def optimalBits(n: Long, p: Double): Long =

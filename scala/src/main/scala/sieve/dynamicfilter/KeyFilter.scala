@@ -13,6 +13,8 @@ sealed trait KeyFilter extends Serializable {
   def kind: String
   def describe: String
   def mightContain(key: UnsafeRow): Boolean
+  /** The same for a single integral key, as a long (see [[KeyShape.asLong]]). */
+  def mightContainLong(v: Long): Boolean
   /** The keys' [min, max] for a single integral key: pushed into the scan, checked first per row. */
   def range: Option[(Long, Long)]
   /** The exact keys of a single-column key as literals of `dataType`, when at most `limit`. */
@@ -36,6 +38,7 @@ case object EmptyKeyFilter extends KeyFilter {
   def kind: String = "empty"
   def describe: String = "empty (the creation side has no keys: every row is dropped)"
   def mightContain(key: UnsafeRow): Boolean = false
+  def mightContainLong(v: Long): Boolean = false
   def range: Option[(Long, Long)] = None
 }
 
@@ -44,6 +47,7 @@ case object PassThrough extends KeyFilter {
   def kind: String = "pass-through"
   def describe: String = "pass-through (the creation side's keys could not be read)"
   def mightContain(key: UnsafeRow): Boolean = true
+  def mightContainLong(v: Long): Boolean = true
   def range: Option[(Long, Long)] = None
 }
 
@@ -56,12 +60,13 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
   def kind: String = "in-set"
   def describe: String = s"in-set of $size keys" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
 
+  private val (lo, hi) = range.getOrElse((Long.MinValue, Long.MaxValue))
+  private val longSet = longs.orNull
+
   def mightContain(key: UnsafeRow): Boolean =
-    if (toLong != null) {
-      val v = toLong(key)
-      val (lo, hi) = range.get
-      v >= lo && v <= hi && longs.get.contains(v)
-    } else rows.get.contains(key)
+    if (toLong != null) mightContainLong(toLong(key)) else rows.get.contains(key)
+
+  def mightContainLong(v: Long): Boolean = v >= lo && v <= hi && longSet.contains(v)
 
   override def inLiterals(dataType: DataType, limit: Long): Option[Seq[Literal]] =
     if (size > limit || shape.types.size != 1) None
@@ -76,7 +81,7 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
 }
 
 /** Too many keys for an exact set: a bloom filter (false positives, no false negatives) and the range. */
-final class BloomKeyFilter(shape: KeyShape, bloom: BloomFilter, val range: Option[(Long, Long)])
+final class BloomKeyFilter(shape: KeyShape, bloom: BloomFilter, val range: Option[(Long, Long)], val keys: Long)
     extends KeyFilter {
   private val toLong = shape.asLong.orNull
 
@@ -85,12 +90,12 @@ final class BloomKeyFilter(shape: KeyShape, bloom: BloomFilter, val range: Optio
   def describe: String =
     s"bloom filter of ${bloom.bitSize() / 8} bytes" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
 
+  private val (lo, hi) = range.getOrElse((Long.MinValue, Long.MaxValue))
+
   def mightContain(key: UnsafeRow): Boolean =
-    if (toLong != null) {
-      val v = toLong(key)
-      val (lo, hi) = range.get
-      v >= lo && v <= hi && bloom.mightContainLong(v)
-    } else bloom.mightContainBinary(key.getBytes)
+    if (toLong != null) mightContainLong(toLong(key)) else bloom.mightContainBinary(key.getBytes)
+
+  def mightContainLong(v: Long): Boolean = v >= lo && v <= hi && bloom.mightContainLong(v)
 }
 
 private[dynamicfilter] object KeyFilterValues {
