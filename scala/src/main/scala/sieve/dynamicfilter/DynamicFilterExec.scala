@@ -58,7 +58,12 @@ case class DynamicFilterExec(
     case (None, _) => "pass-through (no join exchange to read keys from)"
     case (_, None) => "not executed yet"
     case (_, Some(f)) => f.describe + (if (test.rangeOnly) "; rows tested by range only" else "") +
-      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.mkString(", ")}" else "")
+      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.map(brief).mkString(", ")}" else "")
+  }
+
+  private def brief(e: Expression): String = e match {
+    case In(v, list) if list.size > 10 => s"$v IN (${list.size} values)"
+    case other => other.sql
   }
 
   override def simpleString(maxFields: Int): String = {
