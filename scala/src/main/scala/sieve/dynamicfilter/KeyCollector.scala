@@ -2,6 +2,7 @@ package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
 import org.apache.spark.util.sketch.BloomFilter
 
@@ -35,20 +36,42 @@ object KeyCollector {
         val project = UnsafeProjection.create(bound)
         rows.map(r => project(r): UnsafeRow).filterNot(_.anyNull)
       }
-      val summary = keyRows.mapPartitions { keys =>
-        val s = new KeySummary(shape, limits.maxKeys, limits.maxKeyBytes)
-        keys.foreach(s.add)
-        Iterator(s)
-      }.treeReduce(_ merge _)
-      Some(choose(shape, summary, limits) { (expected, bits) =>
-        keyRows.mapPartitions { keys =>
-          val b = BloomFilter.create(expected, bits)
-          keys.foreach(KeyFilterValues.put(b, shape, _))
-          Iterator(b)
-        }.treeReduce(_ mergeInPlace _)
-      })
+      runtimeRows(creation).filter(_ > limits.maxKeys) match {
+        case Some(rows) =>
+          // More rows than an IN-set may hold (AQE knows the stage's row count): one pass, straight
+          // to the bloom filter, sized for those rows.
+          val bits = bloomBits(rows, limits)
+          val (summary, bloom) = keyRows.mapPartitions { keys =>
+            val (s, b) = (new KeySummary(shape, 0L, 0L), BloomFilter.create(rows, bits))
+            keys.foreach { k => s.add(k); KeyFilterValues.put(b, shape, k) }
+            Iterator((s, b))
+          }.treeReduce { case ((s1, b1), (s2, b2)) => (s1.merge(s2), b1.mergeInPlace(b2)) }
+          Some(choose(shape, summary, limits)((_, _) => bloom))
+        case None =>
+          val summary = keyRows.mapPartitions { keys =>
+            val s = new KeySummary(shape, limits.maxKeys, limits.maxKeyBytes)
+            keys.foreach(s.add)
+            Iterator(s)
+          }.treeReduce(_ merge _)
+          Some(choose(shape, summary, limits) { (expected, bits) =>
+            keyRows.mapPartitions { keys =>
+              val b = BloomFilter.create(expected, bits)
+              keys.foreach(KeyFilterValues.put(b, shape, _))
+              Iterator(b)
+            }.treeReduce(_ mergeInPlace _)
+          })
+      }
     }
   }
+
+  /** The row count of a query stage that has run (AQE), when Spark knows it. */
+  private def runtimeRows(plan: SparkPlan): Option[Long] = plan match {
+    case stage: QueryStageExec => stage.getRuntimeStatistics.rowCount.map(_.toLong)
+    case _ => None
+  }
+
+  private def bloomBits(rows: Long, limits: Limits): Long =
+    math.min(optimalBits(math.max(rows, 1L), limits.fpp), limits.maxBloomBytes * 8)
 
   /** Every bloom filter of one key set is created alike (`expected`, `bits`), so that they merge. */
   private def choose(shape: KeyShape, s: KeySummary, limits: Limits)(bloomOf: (Long, Long) => BloomFilter)
@@ -56,8 +79,7 @@ object KeyCollector {
     if (s.rows == 0) EmptyKeyFilter
     else if (!s.overflowed) new InSetFilter(shape, s.longKeys, s.rowKeys, if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None)
     else {
-      val bits = math.min(optimalBits(s.rows, limits.fpp), limits.maxBloomBytes * 8)
-      new BloomKeyFilter(shape, bloomOf(s.rows, bits), if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None, s.rows)
+      new BloomKeyFilter(shape, bloomOf(s.rows, bloomBits(s.rows, limits)), if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None, s.rows)
     }
 
   private def optimalBits(n: Long, p: Double): Long =
