@@ -1,0 +1,461 @@
+"""Dynamic-filter benchmark: a star join whose small side is filtered, spark-sieve against plain Spark.
+
+    dev/bench dynamic_filter                    # 30M-row fact, 3M-row dim, as in the issue
+    dev/bench dynamic_filter --fact-rows 2000000 --dim-rows 200000 --runs 1 --limit 120   # a quick look
+
+The query, timed as a full collect() of a freshly planned DataFrame (planning included):
+
+    SELECT d.cat, sum(f.amount), count(*) FROM fact f JOIN dim d ON f.k = d.k
+    WHERE d.cat < N GROUP BY d.cat           -- N / 1000 = the share of dim rows kept
+
+Data (generated once under .cache/bench/, plain Parquet read with spark.read.parquet, no statistics):
+  dim      --dim-rows rows: k INT unique (0..dim-1), cat INT uniform over 1000 values (so `cat < N` keeps
+           N/1000 of the rows, scattered over the whole key range), band INT = the key's thousandth
+           (`band < N` keeps a contiguous key range instead, as a date dimension would), name STRING
+  fact     --fact-rows rows: k INT uniform over the dim keys, amount DOUBLE, qty INT, channel STRING, in
+           two layouts holding the same rows: `random` (key order random) and `clustered` (range-partitioned
+           and sorted by k, so each row group's min/max on k is narrow). Both are written with row groups
+           of about --row-group-mb MB (the fact is narrow: Spark's 128 MB default would give 2-3 row groups).
+  floor    the bare scan of the fact columns the query reads, without a join: SELECT sum(amount), count(k)
+
+Join modes (set before every run, with the variant's settings, since runs interleave):
+  default  Spark's defaults (AQE on: it may turn a sort-merge join into a broadcast join at run time)
+  smj      sort-merge forced: spark.sql.autoBroadcastJoinThreshold=-1 and
+           spark.sql.adaptive.autoBroadcastJoinThreshold=-1 (AQE cannot convert either)
+Variants:
+  vanilla  spark.sieve.enabled=false, everything else Spark's defaults
+  bloom    spark.sieve.enabled=false, Spark's runtime bloom filter forced on (application-side threshold
+           1b, creation-side threshold 1g); it only fires on joins Spark plans as shuffle joins
+  sieve    spark.sieve.enabled=true plus --sieve-conf (default spark.sieve.dynamicFilter.enabled=true)
+Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
+The `plans` column is read from each variant's final (adaptive) plan: the join Spark ran (BHJ broadcast
+hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is in it, +DF when a
+spark-sieve dynamic filter is.
+
+--tpcds SF adds a TPC-DS section (tests/tpcds.py: generate, queries, register, SKIPPED): each query's
+time under the chosen variants (join mode: Spark's defaults), the ratios and the suite totals.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import DATA, ROOT, fmt, interleaved_medians, ratio, session  # noqa: E402
+
+import spark_sieve as sieve  # noqa: E402
+
+CATS = 1000                  # dim.cat is uniform over [0, CATS); `cat < N` keeps N / CATS of the dim rows
+FACT_FILES = 8
+SELECTIVITIES = [0.001, 0.01, 0.1, 0.5]
+
+# ---- data --------------------------------------------------------------------------------------
+
+
+def _done(path):
+    return os.path.exists(os.path.join(path, "_SUCCESS"))
+
+
+def _write(df, path, row_group_mb=None):
+    writer = df.write.mode("overwrite")
+    if row_group_mb:
+        writer = writer.option("parquet.block.size", str(int(row_group_mb * 1024 * 1024)))
+    writer.parquet(path)
+
+
+def _generate(what, path, make):
+    """Writes `path` with make(path) unless it is already there, printing how long that took."""
+    if _done(path):
+        return
+    print(f"generating {what} into {path} ...", flush=True)
+    start = time.perf_counter()
+    make(path)
+    print(f"  ... {time.perf_counter() - start:.1f}s", flush=True)
+
+
+def star_tables(spark, fact_rows, dim_rows, layouts, row_group_mb):
+    """{'dim': path, 'random': path, 'clustered': path} (the clustered layout only when asked for; it is
+    the random layout's rows sorted), generating what is missing."""
+    paths = {"dim": os.path.join(DATA, f"star_dim_{dim_rows}.parquet")}
+    _generate(f"dim ({dim_rows:,} rows)", paths["dim"], lambda p: _write(
+        spark.range(0, dim_rows, 1, 2).selectExpr(
+            "CAST(id AS INT) AS k",
+            f"CAST(pmod(hash(id, 11), {CATS}) AS INT) AS cat",
+            f"CAST(id * {CATS} DIV {dim_rows} AS INT) AS band",
+            "concat('customer#', lpad(CAST(id AS STRING), 9, '0')) AS name"), p))
+
+    rg = f"{row_group_mb:g}mb"
+    paths["random"] = os.path.join(DATA, f"star_fact_{fact_rows}_{dim_rows}_random_{rg}.parquet")
+    _generate(f"fact, random layout ({fact_rows:,} rows)", paths["random"], lambda p: _write(
+        spark.range(0, fact_rows, 1, FACT_FILES).selectExpr(
+            f"CAST(pmod(hash(id, 1), {dim_rows}) AS INT) AS k",
+            "CAST(pmod(hash(id, 2), 100000) AS DOUBLE) / 100 AS amount",
+            "CAST(pmod(hash(id, 3), 50) + 1 AS INT) AS qty",
+            "element_at(array('store', 'web', 'catalog'), CAST(pmod(hash(id, 4), 3) + 1 AS INT)) AS channel"),
+        p, row_group_mb))
+
+    if "clustered" in layouts:
+        paths["clustered"] = os.path.join(DATA, f"star_fact_{fact_rows}_{dim_rows}_clustered_{rg}.parquet")
+        _generate("fact, clustered layout (the random layout's rows sorted by k)", paths["clustered"],
+                  lambda p: _write(spark.read.parquet(paths["random"])
+                                   .repartitionByRange(FACT_FILES, "k").sortWithinPartitions("k"),
+                                   p, row_group_mb))
+    return paths
+
+
+def parquet_shape(spark, path):
+    """'8 files, 31 row groups, 212 MB' from the Parquet footers (through the JVM: no pyarrow here)."""
+    files = [f for f in os.listdir(path) if f.endswith(".parquet")]
+    size = sum(os.path.getsize(os.path.join(path, f)) for f in files)
+    try:
+        jvm = spark._jvm
+        conf = spark._jsc.hadoopConfiguration()
+        groups = 0
+        for f in files:
+            hpath = jvm.org.apache.hadoop.fs.Path(os.path.join(path, f))
+            reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
+                jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(hpath, conf))
+            try:
+                groups += reader.getFooter().getBlocks().size()
+            finally:
+                reader.close()
+        groups = f"{groups} row groups"
+    except Exception:  # noqa: BLE001 - the shape is information only
+        groups = "? row groups"
+    return f"{len(files)} files, {groups}, {size / 2**20:.0f} MB"
+
+
+# ---- settings ----------------------------------------------------------------------------------
+
+BLOOM = {
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "true",
+    "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "1b",
+    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "1g",
+}
+MODES = {
+    "default": {},
+    "smj": {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"},
+}
+DEFAULT_SIEVE_CONF = "spark.sieve.dynamicFilter.enabled=true"
+
+
+def variant_settings(sieve_conf):
+    sieve_extra = dict(kv.split("=", 1) for kv in sieve_conf.split(",") if kv.strip())
+    sieve_extra = {k.strip(): v.strip() for k, v in sieve_extra.items()}
+    return {
+        "vanilla": {"spark.sieve.enabled": "false"},
+        "bloom": {"spark.sieve.enabled": "false", **BLOOM},
+        "sieve": {"spark.sieve.enabled": "true", **sieve_extra},
+    }
+
+
+def full_settings(*parts, all_parts):
+    """The union of `parts`, with every other key any mode or variant sets reset to Spark's default
+    (None = unset), so that whatever ran before leaves nothing behind."""
+    out = {k: None for part in all_parts for k in part}
+    for part in parts:
+        out.update(part)
+    return out
+
+
+def apply(spark, settings):
+    for k, v in settings.items():
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)
+
+
+def collect(spark, sql, settings, plans=None, key=None):
+    """An action: apply `settings`, plan `sql` afresh (a DataFrame run twice would reuse its shuffle
+    files), collect it; keeps the final plan's string in plans[key]. A text of several statements
+    separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
+    statements = [s for s in sql.split(";") if s.strip()]
+
+    def run():
+        apply(spark, settings)
+        for statement in statements:
+            df = spark.sql(statement)
+            df.collect()
+        if plans is not None:
+            plans[key] = df._jdf.queryExecution().executedPlan().toString()
+    return run
+
+
+def error_text(e):
+    """The first line of what the JVM (or Python) said, e.g. 'sieve.errors.SieveConfigException: ...'."""
+    java = getattr(e, "java_exception", None)
+    text = java.toString() if java is not None else str(e)
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else type(e).__name__
+
+
+def medians(spark, actions, runs, limit_s):
+    """interleaved_medians, except that an action that fails (a query Spark or spark-sieve rejects) is
+    reported in the returned errors, name -> message, instead of stopping the benchmark."""
+    errors = {}
+
+    def guard(name, action):
+        def run():
+            if name in errors:
+                return
+            start = time.perf_counter()
+            try:
+                action()
+            except Exception as e:  # noqa: BLE001 - reported in the table
+                if time.perf_counter() - start >= limit_s:
+                    raise  # cancelled at the limit: run_with_limit reports it as cut
+                errors[name] = error_text(e)
+        return run
+
+    times = interleaved_medians(spark, {n: guard(n, a) for n, a in actions.items()}, runs, limit_s)
+    for name in errors:
+        times[name] = None
+    return times, errors
+
+
+def cell(times, errors, name, limit_s):
+    return "failed" if name in errors else fmt(times.get(name), limit_s)
+
+
+def plan_note(plan):
+    if plan is None:
+        return "-"
+    final = plan.split("== Initial Plan ==")[0]
+    joins = [name for op, name in (("BroadcastHashJoin", "BHJ"), ("SortMergeJoin", "SMJ"),
+                                   ("ShuffledHashJoin", "SHJ"), ("BroadcastNestedLoopJoin", "BNLJ"))
+             if op in final]
+    note = "+".join(joins) or "no join"
+    if "might_contain" in final:
+        note += "+bloom"
+    if "dynamicfilter" in final.lower():
+        note += "+DF"
+    return note
+
+
+# ---- the star join -----------------------------------------------------------------------------
+
+QUERY = ("SELECT d.cat, sum(f.amount) AS amount, count(*) AS n FROM bench_fact f JOIN bench_dim d ON f.k = d.k "
+         "WHERE d.{column} < {n} GROUP BY d.cat")
+FLOOR = "SELECT sum(amount), count(k) FROM bench_fact"
+
+
+def bench_star(spark, args, variants, sieve_conf):
+    layouts, modes = args.layouts.split(","), args.modes.split(",")
+    sels = [float(s) for s in args.selectivities.split(",")]
+    paths = star_tables(spark, args.fact_rows, args.dim_rows, layouts, args.row_group_mb)
+    spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
+    all_variants = variant_settings(sieve_conf)
+    all_parts = list(MODES.values()) + list(all_variants.values())
+    vanilla_settings = full_settings(all_variants["vanilla"], all_parts=all_parts)
+
+    print(f"\n## Star join: fact {args.fact_rows:,} rows, dim {args.dim_rows:,} rows "
+          f"(median of {args.runs} interleaved run(s) after a warm-up round, limit {args.limit:.0f}s per run)\n")
+    print(f"dim: {parquet_shape(spark, paths['dim'])}")
+    for layout in layouts:
+        print(f"fact, {layout}: {parquet_shape(spark, paths[layout])}")
+    print(f"filter: `d.{args.filter_column} < N`, keeping N/{CATS} of the dim rows"
+          + (" (scattered over the key range)" if args.filter_column == "cat" else " (one contiguous key range)"))
+    print(f"sieve variant: {', '.join(f'{k}={v}' for k, v in all_variants['sieve'].items())}\n")
+
+    cols = list(variants) + ["floor", "vanilla/sieve", "bloom/sieve", "sieve/floor", "plans"]
+    print("| layout | join | keeps | " + " | ".join(cols) + " |")
+    print("|---|---|---|" + "---|" * len(cols), flush=True)
+    results, failures = {}, {}
+    for layout in layouts:
+        spark.read.parquet(paths[layout]).createOrReplaceTempView("bench_fact")
+        floor_times, floor_errors = medians(spark, {"floor": collect(spark, FLOOR, vanilla_settings)},
+                                            args.runs, args.limit)
+        floor = floor_times["floor"]
+        for mode in modes:
+            for sel in sels:
+                sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
+                plans = {}
+                actions = {v: collect(spark, sql, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
+                                      plans, v)
+                           for v in variants}
+                times, errors = medians(spark, actions, args.runs, args.limit)
+                times["floor"] = floor
+                errors.update(floor_errors)
+                for v, e in errors.items():
+                    failures.setdefault(f"{v}: {e}", []).append(f"{layout}/{mode}/{sel * 100:g}%")
+                results[(layout, mode, sel)] = times
+                notes = " · ".join(f"{v} {plan_note(plans.get(v))}" for v in variants)
+                cells = [cell(times, errors, v, args.limit) for v in list(variants) + ["floor"]]
+                cells += [ratio(times.get("vanilla"), times.get("sieve")),
+                          ratio(times.get("bloom"), times.get("sieve")),
+                          ratio(times.get("sieve"), floor), notes]
+                print(f"| {layout} | {mode} | {sel * 100:g}% | " + " | ".join(cells) + " |", flush=True)
+    for failure, where in failures.items():
+        print(f"\nfailed — {failure} (in {', '.join(where)})")
+    return results
+
+
+def _check(value, ok, text):
+    if value is None:
+        return f"not measured ({text})"
+    return f"{'met' if ok(value) else 'NOT met'} ({text}: {value:.2f})"
+
+
+def goals(results):
+    """The issue's goals, judged from this run's medians (report only)."""
+    print("\n## Goals (from the numbers above)\n")
+    layouts = sorted({layout for layout, _, _ in results}, key=lambda x: (x != "random", x))
+    low, high = min(SELECTIVITIES), max(SELECTIVITIES)
+
+    def r(a, b):
+        return a / b if a is not None and b is not None else None
+
+    for layout in layouts:
+        t = results.get((layout, "smj", low))
+        if t is None:
+            print(f"- {layout}, 0.1% under sort-merge: not measured (needs --modes smj and 0.001 in --selectivities)")
+            continue
+        print(f"- {layout}, 0.1% under sort-merge: sieve ≥ 5x faster than vanilla — "
+              + _check(r(t.get("vanilla"), t.get("sieve")), lambda x: x >= 5, "vanilla/sieve"))
+        print(f"- {layout}, 0.1% under sort-merge: sieve ≥ 1.5x faster than forced bloom — "
+              + _check(r(t.get("bloom"), t.get("sieve")), lambda x: x >= 1.5, "bloom/sieve"))
+        print(f"- {layout}, 0.1% under sort-merge: within 2x of the bare-scan floor — "
+              + _check(r(t.get("sieve"), t.get("floor")), lambda x: x <= 2, "sieve/floor"))
+    at_high = {k: v for k, v in results.items() if k[2] == high}
+    if not at_high:
+        print("- 50%: not measured (needs 0.5 in --selectivities)")
+    for (layout, mode, _), t in sorted(at_high.items()):
+        print(f"- {layout}, {mode}, 50%: no more than 5% slower than vanilla — "
+              + _check(r(t.get("sieve"), t.get("vanilla")), lambda x: x <= 1.05, "sieve/vanilla"))
+
+
+# ---- TPC-DS ------------------------------------------------------------------------------------
+
+def _tpcds_module():
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        import tpcds  # noqa: PLC0415 - tests/tpcds.py: generate(out_dir, sf), queries(), register(spark, dir), SKIPPED
+    except ImportError as e:
+        return None, str(e)
+    finally:
+        sys.path.pop(0)
+    return tpcds, None
+
+
+def _query_list(queries):
+    if isinstance(queries, dict):
+        return list(queries.items())
+    out = []
+    for i, q in enumerate(queries, 1):
+        out.append(tuple(q) if isinstance(q, (tuple, list)) else (f"q{i}", q))
+    return out
+
+
+def bench_tpcds(spark, sf, args, variants, sieve_conf):
+    print(f"\n## TPC-DS at scale factor {sf:g} (join mode: Spark's defaults; median of {args.runs} interleaved "
+          f"run(s) after a warm-up round, limit {args.limit:.0f}s per run)\n")
+    tpcds, error = _tpcds_module()
+    if tpcds is None:
+        print(f"not run: tests/tpcds.py cannot be imported ({error})")
+        return
+    out_dir = os.path.join(DATA, f"tpcds_sf{sf:g}")
+    marker = out_dir + ".done"
+    if not os.path.exists(marker):
+        print(f"generating TPC-DS sf={sf:g} into {out_dir} ...", flush=True)
+        start = time.perf_counter()
+        tpcds.generate(out_dir, sf)
+        print(f"  ... {time.perf_counter() - start:.1f}s", flush=True)
+        open(marker, "w").close()
+    tpcds.register(spark, out_dir)
+    skipped = getattr(tpcds, "SKIPPED", ())
+    all_variants = variant_settings(sieve_conf)
+    all_parts = list(MODES.values()) + list(all_variants.values())
+    settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
+    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve")) if a in variants and b in variants]
+
+    print("| query | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat) + " |")
+    print("|---|" + "---|" * (len(variants) + len(rat)), flush=True)
+    totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
+    for name, sql in _query_list(tpcds.queries()):
+        if name in skipped or str(name) in skipped:
+            skipped_names.append(str(name))
+            continue
+        plans = {}
+        actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
+        times, errors = medians(spark, actions, args.runs, args.limit)
+        for v in variants:
+            if "dynamicfilter" in plans.get(v, "").lower():
+                with_df.setdefault(v, []).append(str(name))
+        failed += [f"{name} under {v}: {e}" for v, e in errors.items()]
+        if not errors and all(times[v] is not None for v in variants):
+            measured += 1
+            for v in variants:
+                totals[v] += times[v]
+        else:
+            cut += 0 if errors else 1
+        print(f"| {name} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
+              + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat) + " |", flush=True)
+    if not measured:
+        totals = {v: None for v in variants}
+    print(f"| **total** ({measured} queries measured under every variant) | "
+          + " | ".join(fmt(totals[v], args.limit) if measured else "-" for v in variants)
+          + "".join(f" | {ratio(totals[a], totals[b])}" for a, b in rat) + " |")
+    if cut:
+        print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
+    if failed:
+        print("\nfailed (left out of the totals):\n" + "\n".join(f"- {f}" for f in failed))
+    if "sieve" in variants:
+        names = with_df.get("sieve", [])
+        print(f"\nqueries whose sieve plan holds a dynamic filter: {len(names)}"
+              + (f" ({', '.join(names)})" if names else ""))
+    if skipped_names:
+        print(f"\nskipped (tests/tpcds.py SKIPPED): {', '.join(skipped_names)}")
+
+
+# ---- main --------------------------------------------------------------------------------------
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--fact-rows", type=int, default=30_000_000)
+    p.add_argument("--dim-rows", type=int, default=3_000_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
+    p.add_argument("--layouts", default="random,clustered", help="fact layouts (random, clustered)")
+    p.add_argument("--modes", default=",".join(MODES), help=f"join modes ({', '.join(MODES)})")
+    p.add_argument("--selectivities", default=",".join(f"{s:g}" for s in SELECTIVITIES),
+                   help="shares of dim rows the filter keeps (multiples of 0.001)")
+    p.add_argument("--variants", default="vanilla,bloom,sieve", help="which variants (vanilla, bloom, sieve)")
+    p.add_argument("--sieve-conf", default=DEFAULT_SIEVE_CONF,
+                   help="comma-separated key=value settings the sieve variant adds to spark.sieve.enabled=true "
+                        f"(default {DEFAULT_SIEVE_CONF}; '' = the master switch alone)")
+    p.add_argument("--filter-column", default="cat", choices=["cat", "band"],
+                   help="cat: kept keys scattered over the key range; band: one contiguous key range")
+    p.add_argument("--row-group-mb", type=float, default=8, help="Parquet row group size of the fact files")
+    p.add_argument("--tpcds", type=float, metavar="SF", help="add the TPC-DS section at this scale factor")
+    p.add_argument("--memory", default="6g", help="driver memory")
+    args = p.parse_args(argv)
+
+    variants = [v for v in args.variants.split(",") if v]
+    layouts = args.layouts.split(",")
+    bad = ([v for v in variants if v not in ("vanilla", "bloom", "sieve")]
+           + [m for m in args.modes.split(",") if m not in MODES]
+           + [x for x in layouts if x not in ("random", "clustered")]
+           + [s for s in args.selectivities.split(",")
+              if not 0 < float(s) <= 1 or abs(float(s) * CATS - round(float(s) * CATS)) > 1e-9])
+    if bad:
+        p.error(f"unknown or invalid: {', '.join(bad)}")
+
+    spark = session("spark-sieve dynamic_filter bench", memory=args.memory)
+    status = sieve.status(spark)
+    print(f"# dynamic_filter bench: {' '.join(sys.argv)}")
+    print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
+          f"local[2], {os.cpu_count()} cores, driver memory {args.memory}")
+    start = time.perf_counter()
+    results = bench_star(spark, args, variants, args.sieve_conf)
+    goals(results)
+    if args.tpcds:
+        bench_tpcds(spark, args.tpcds, args, variants, args.sieve_conf)
+    print(f"\n(total {time.perf_counter() - start:.0f}s)")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
