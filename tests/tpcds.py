@@ -1,0 +1,187 @@
+"""TPC-DS for answer-equality tests: data, the 99 queries as Spark SQL, and temp views.
+
+Data and queries both come from DuckDB's ``tpcds`` extension, loaded from the ``duckdb-extension-tpcds``
+package (its wheel carries the compiled extension file; it is LOADed by path, so nothing is downloaded at
+run time). The extension is compiled for one exact DuckDB release, which is why dev/requirements.txt pins
+``duckdb`` to the same version as ``duckdb-extension-tpcds``.
+
+- ``generate(out_dir, scale_factor)`` runs ``CALL dsdgen(sf=...)`` and writes each of the 24 tables as
+  Parquet into ``out_dir/<table>/part-0.parquet``, with small row groups (``ROW_GROUP_SIZE``) so that the
+  fact tables span several row groups and row-group pruning gets exercised. It is cached: a marker file
+  ``out_dir/_tpcds_sf<sf>.json`` that records the generator versions and layout makes it a no-op.
+- ``queries()`` returns ``{query_number: spark_sql}`` for the 99 queries of ``tpcds_queries()``,
+  transpiled from DuckDB's dialect with sqlglot. DuckDB's copies already spell date arithmetic as
+  literal casts and use no dialect-only functions, so sqlglot's output runs on Spark 4.3 as it is
+  (double-quoted identifiers become back-quoted, NULLS LAST is written out to keep DuckDB's NULL
+  ordering); ``_FIXES`` holds textual fixes should a query ever need one.
+- ``register(spark, out_dir)`` creates one temp view per table.
+- ``SKIPPED`` lists the queries that cannot run on Spark, with the reason. It is empty: all 99 run.
+
+The outermost LIMIT is stripped (``queries(strip_limit=True)``, the default)
+---------------------------------------------------------------------------------------------------
+84 of the 99 queries end in ``ORDER BY ... LIMIT 100``, and in many of them the ORDER BY is not a total
+order (ties on the sort keys), so *which* rows survive the LIMIT is up to the engine: two correct plans
+may legally return different rows, and a test comparing them would fail for no fault. Without the final
+LIMIT the answer is a deterministic multiset, so it can be compared exactly and order-insensitively;
+at the small scale factors used in tests the un-LIMIT-ed answers stay small (the largest at sf=0.01 is
+a few thousand rows). This is also the stronger test: every row the query produces is checked, not
+only the first 100. The alternative (keep the LIMIT, and compare only when the ORDER BY is total) would
+either drop many queries or need per-query analysis of keys. The LIMIT is the query's only one
+(checked here: no LIMIT is left anywhere after stripping), and inner ``rank()`` filters such as
+``rnk <= 100`` are deterministic and kept. ORDER BY is kept (it is cheap and keeps the plans close to
+the original queries).
+"""
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+TABLES = (
+    "call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer",
+    "customer_address", "customer_demographics", "date_dim", "household_demographics", "income_band",
+    "inventory", "item", "promotion", "reason", "ship_mode", "store", "store_returns", "store_sales",
+    "time_dim", "warehouse", "web_page", "web_returns", "web_sales", "web_site",
+)
+
+# dsdgen's smallest working scale: at sf=0.001 it was still spinning after 10 minutes (extension 1.5.5).
+MIN_SCALE_FACTOR = 0.01
+
+# Rows per Parquet row group: store_sales at sf=0.01 (28,810 rows) gets 8 of them.
+ROW_GROUP_SIZE = 4096
+
+# {query_number: "why it cannot run on Spark"}. Empty: every query transpiles and runs on Spark 4.3.
+SKIPPED: dict = {}
+
+# {query_number: [(old, new), ...]}: textual fixes applied to sqlglot's Spark SQL. None needed today.
+_FIXES: dict = {}
+
+
+def _extension_path() -> str:
+    """The tpcds extension file shipped inside the duckdb-extension-tpcds wheel."""
+    try:
+        import duckdb_extension_tpcds
+    except ImportError as e:
+        raise RuntimeError("the TPC-DS tests need the duckdb-extension-tpcds package "
+                           "(dev/requirements.txt; dev/env.sh installs it)") from e
+    root = Path(duckdb_extension_tpcds.__file__).parent / "extensions"
+    found = sorted(root.glob("*/tpcds.duckdb_extension"))
+    if not found:
+        raise RuntimeError(f"no tpcds.duckdb_extension under {root}")
+    return str(found[-1])
+
+
+def connect() -> "duckdb.DuckDBPyConnection":
+    """An in-memory DuckDB connection with the tpcds extension loaded from the Python package."""
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    path = _extension_path()
+    try:
+        con.execute(f"LOAD '{path}'")
+    except duckdb.Error as e:
+        raise RuntimeError(f"cannot load {path} into duckdb {duckdb.__version__}: {e}. The extension is "
+                           "built for one DuckDB release: pin duckdb to the version of "
+                           "duckdb-extension-tpcds in dev/requirements.txt") from e
+    return con
+
+
+def _marker(out_dir: Path, scale_factor) -> Path:
+    return out_dir / f"_tpcds_sf{scale_factor}.json"
+
+
+def _generator_id(scale_factor) -> dict:
+    from importlib.metadata import version
+    return {"scale_factor": scale_factor, "duckdb": duckdb.__version__,
+            "duckdb-extension-tpcds": version("duckdb-extension-tpcds"),
+            "row_group_size": ROW_GROUP_SIZE, "tables": list(TABLES)}
+
+
+def generate(out_dir, scale_factor=0.01) -> Path:
+    """Writes every TPC-DS table at ``scale_factor`` as Parquet, one directory per table, into
+    ``out_dir``; returns ``out_dir``. A no-op when ``out_dir`` already holds this scale factor made by
+    the same generator. The data is written to a sibling folder and renamed into place, so an
+    interrupted run never leaves a half-written ``out_dir`` that looks complete."""
+    if not scale_factor >= MIN_SCALE_FACTOR:
+        raise ValueError(f"scale_factor {scale_factor} < {MIN_SCALE_FACTOR}: dsdgen does not finish below it")
+    out_dir = Path(out_dir)
+    marker = _marker(out_dir, scale_factor)
+    want = _generator_id(scale_factor)
+    if marker.is_file():
+        try:
+            if json.loads(marker.read_text()) == want:
+                return out_dir
+        except ValueError:
+            pass
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        con = connect()
+        con.execute(f"CALL dsdgen(sf={scale_factor})")
+        for table in TABLES:
+            (tmp / table).mkdir()
+            con.execute(f"COPY {table} TO '{tmp / table / 'part-0.parquet'}' "
+                        f"(FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
+        con.close()
+        _marker(tmp, scale_factor).write_text(json.dumps(want, indent=1) + "\n")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+def register(spark, out_dir) -> None:
+    """A temp view per table over its Parquet directory (made by ``generate``)."""
+    out_dir = Path(out_dir)
+    missing = [t for t in TABLES if not (out_dir / t).is_dir()]
+    if missing:
+        raise FileNotFoundError(f"{out_dir} lacks TPC-DS tables {missing}: run tpcds.generate first")
+    for table in TABLES:
+        spark.read.parquet(str(out_dir / table)).createOrReplaceTempView(table)
+
+
+def duckdb_queries(con=None) -> dict:
+    """``{query_number: sql}`` in DuckDB's dialect, as ``tpcds_queries()`` has them."""
+    con = con or connect()
+    return {n: q for n, q in con.execute("SELECT query_nr, query FROM tpcds_queries() ORDER BY 1").fetchall()}
+
+
+def strip_outer_limit(tree: exp.Expression) -> exp.Expression:
+    """Drops the query's final LIMIT; refuses a query that would still hold a LIMIT afterwards."""
+    tree = tree.copy()
+    tree.set("limit", None)
+    if tree.find(exp.Limit) is not None:
+        raise ValueError("a LIMIT remains inside the query; its answer may not be deterministic")
+    return tree
+
+
+def transpile(sql: str, strip_limit=True, dialect="spark") -> str:
+    """One DuckDB-dialect query in ``dialect`` (``spark`` or ``duckdb``), optionally without its LIMIT."""
+    trees = sqlglot.parse(sql, read="duckdb")
+    if len(trees) != 1:
+        raise ValueError(f"expected one statement, got {len(trees)}")
+    tree = trees[0]
+    if strip_limit:
+        tree = strip_outer_limit(tree)
+    return tree.sql(dialect=dialect)
+
+
+def queries(strip_limit=True, con=None) -> dict:
+    """``{query_number: spark_sql}`` for all 99 TPC-DS queries (the SKIPPED ones included: callers
+    decide), transpiled from DuckDB's dialect; without the final LIMIT unless ``strip_limit=False``."""
+    out = {}
+    for n, sql in duckdb_queries(con).items():
+        spark_sql = transpile(sql, strip_limit=strip_limit)
+        for old, new in _FIXES.get(n, ()):
+            if old not in spark_sql:
+                raise ValueError(f"q{n}: fix {old!r} no longer applies to sqlglot's output")
+            spark_sql = spark_sql.replace(old, new)
+        out[n] = spark_sql
+    return out
