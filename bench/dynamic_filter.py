@@ -32,7 +32,8 @@ The `plans` column is read from each variant's final (adaptive) plan: the join S
 hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is in it, +DF when a
 spark-sieve dynamic filter is.
 
---tpcds SF adds a TPC-DS section (data and queries from tests/tpcds.py, cached under .cache/bench/): each
+--tpcds SF adds a TPC-DS section (data and queries from tests/tpcds.py, cached under .cache/bench/; --no-star
+runs it alone): each
 query's time under the chosen variants (join mode: Spark's defaults; the queries as the suite writes them,
 LIMIT included), the ratios, the suite totals and which queries got a dynamic filter.
 """
@@ -423,6 +424,7 @@ def main(argv=None):
                    help="cat: kept keys scattered over the key range; band: one contiguous key range")
     p.add_argument("--row-group-mb", type=float, default=8, help="Parquet row group size of the fact files")
     p.add_argument("--tpcds", type=float, metavar="SF", help="add the TPC-DS section at this scale factor")
+    p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
     args = p.parse_args(argv)
 
@@ -442,8 +444,8 @@ def main(argv=None):
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
           f"local[2], {os.cpu_count()} cores, driver memory {args.memory}")
     start = time.perf_counter()
-    results = bench_star(spark, args, variants, args.sieve_conf)
-    goals(results)
+    if not args.no_star:
+        goals(bench_star(spark, args, variants, args.sieve_conf))
     if args.tpcds:
         bench_tpcds(spark, args.tpcds, args, variants, args.sieve_conf)
     print(f"\n(total {time.perf_counter() - start:.0f}s)")

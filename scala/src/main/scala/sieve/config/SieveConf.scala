@@ -77,11 +77,23 @@ object SieveConf {
     "IN-sets up to this many keys are pushed into Parquet/ORC scans as IN; larger ones push only " +
       "their min/max range.", min = 0L)
 
+  val DYNAMIC_FILTER_PUSHDOWN_RANGES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.pushdownRanges", default = 32L,
+    "An IN-set is also pushed into the scan as at most this many key ranges (cut at the widest gaps " +
+      "between its sorted keys), so row groups between clusters of keys are skipped; 1 = min/max only.",
+    min = 1L)
+
+  val DYNAMIC_FILTER_MAX_FOOTER_FILES: ConfigEntry[Long] = ConfigEntry.long(
+    "spark.sieve.dynamicFilter.maxFooterFiles", default = 1000L,
+    "A Parquet scan listing at most this many files has their footers read on the driver (in parallel, " +
+      "cached) once the keys are known, and skips the files whose row groups cannot hold a key; 0 = never.")
+
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
-    DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE)
+    DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
+    DYNAMIC_FILTER_MAX_FOOTER_FILES)
 
   private val byKey = all.map(e => e.key -> e).toMap
 

@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, GenerateUnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, FileSourceScanExec, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
@@ -46,23 +48,34 @@ case class DynamicFilterExec(
     "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "build time"),
     "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "passThroughTasks" -> SQLMetrics.createMetric(sparkContext, "pass-through tasks"))
+    "passThroughTasks" -> SQLMetrics.createMetric(sparkContext, "pass-through tasks"),
+    "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped"),
+    "rowGroupsSkipped" -> SQLMetrics.createMetric(sparkContext, "row groups skipped"),
+    "rowsSkipped" -> SQLMetrics.createMetric(sparkContext, "rows skipped by the scan"),
+    "footerTime" -> SQLMetrics.createTimingMetric(sparkContext, "footer pruning time"))
 
   /** Filled on the driver when this operator executes; referenced by the generated code. */
   @transient private lazy val test =
     new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), longMetric("passThroughTasks"))
   @transient @volatile private var chosen: Option[KeyFilter] = None
   @transient @volatile private var pushed: Seq[Expression] = Nil
+  @transient @volatile private var pruning: Option[KeyPrunedFileIndex.Counts] = None
 
   def filterDescription: String = (creation, chosen) match {
     case (None, _) => "pass-through (no join exchange to read keys from)"
     case (_, None) => "not executed yet"
     case (_, Some(f)) => f.describe + (if (test.rangeOnly) "; rows tested by range only" else "") +
-      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.map(brief).mkString(", ")}" else "")
+      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.map(brief).mkString(", ")}" else "") +
+      pruning.map(c =>
+        if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)"
+        else s"; footers of ${c.footersRead} files read: ${c.filesSkipped} files, ${c.rowGroupsSkipped} row groups " +
+          s"(${c.rowsSkipped} rows) skipped").getOrElse("")
   }
 
   private def brief(e: Expression): String = e match {
     case In(v, list) if list.size > 10 => s"$v IN (${list.size} values)"
+    case o: Or if o.children.size == 2 && o.collect { case r: Or => r }.size > 3 =>
+      s"${o.references.head} in ${o.collect { case r: Or => r }.size + 1} ranges"
     case other => other.sql
   }
 
@@ -154,30 +167,70 @@ case class DynamicFilterExec(
     filter
   }
 
-  /** `child` with the filter's IN-set or range added to the data filters of the file scan that
-   * produces the (single, plain column) key, so the reader skips what cannot match. */
+  /** `child` with the filter's IN-set (small ones) and key ranges added to the data filters of the file
+   * scan that produces the (single, plain column) key, so the reader skips what cannot match; a
+   * Parquet scan also drops, before planning its tasks, the files whose footers rule every key out. */
   private def pushDown(filter: KeyFilter): SparkPlan = keys match {
     case Seq(key: Attribute) =>
       val inLimit = SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf)
+      val ranges = filter.ranges(SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(1024L).toInt)
       val predicates = filter match {
         case EmptyKeyFilter => Seq(Literal(false))
         case f => f.inLiterals(key.dataType, inLimit).map(vs => Seq(In(key, vs))).getOrElse(Nil) ++
-          f.range.toSeq.flatMap { case (lo, hi) =>
-            Seq(GreaterThanOrEqual(key, Literal(KeyFilter.fromLong(lo, key.dataType), key.dataType)),
-              LessThanOrEqual(key, Literal(KeyFilter.fromLong(hi, key.dataType), key.dataType)))
-          }
+          ranges.map(r => DynamicFilterExec.rangePredicate(key, r)).toSeq
       }
       if (predicates.isEmpty) child
       else child.transformUp {
         case scan: FileSourceScanExec if scan.output.exists(_.exprId == key.exprId) =>
-          val onScan = predicates.map(_.transform { case a: Attribute if a.exprId == key.exprId =>
-            scan.output.find(_.exprId == key.exprId).get })
+          val column = scan.output.find(_.exprId == key.exprId).get
+          val onScan = predicates.map(_.transform { case a: Attribute if a.exprId == key.exprId => column })
           pushed = onScan
-          scan.copy(dataFilters = scan.dataFilters ++ onScan)
+          SharedScanMetrics(scan, scan.copy(relation = ranges.flatMap(pruneFiles(scan, column, _)).getOrElse(scan.relation),
+            dataFilters = scan.dataFilters ++ onScan))
       }
     case _ => child
   }
 
+  /** The scan's relation listing only the files whose footers allow a key, when it is plain Parquet and
+   * the key an integral or date data column. */
+  private def pruneFiles(scan: FileSourceScanExec, column: Attribute, ranges: KeyRanges): Option[HadoopFsRelation] = {
+    val relation = scan.relation
+    val resolver = conf.resolver
+    val eligible = relation.fileFormat.isInstanceOf[ParquetFileFormat] &&
+      SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf) > 0 &&
+      !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
+      KeyPrunedFileIndex.supports(column.dataType) &&
+      relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
+      !relation.partitionSchema.exists(f => resolver(f.name, column.name))
+    if (!eligible) return None
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    val counts = new KeyPrunedFileIndex.Counts(() => {
+      longMetric("filesSkipped").set(pruning.map(_.filesSkipped).getOrElse(0L))
+      longMetric("rowGroupsSkipped").set(pruning.map(_.rowGroupsSkipped).getOrElse(0L))
+      longMetric("rowsSkipped").set(pruning.map(_.rowsSkipped).getOrElse(0L))
+      longMetric("footerTime").set(NANOSECONDS.toMillis(pruning.map(_.timeNs).getOrElse(0L)))
+      SQLMetrics.postDriverMetricUpdates(sparkContext, executionId,
+        Seq("filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime").map(metrics))
+    })
+    pruning = Some(counts)
+    val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
+    val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
+      SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), hadoopConf, counts)
+    Some(relation.copy(location = index)(relation.sparkSession))
+  }
+
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
     copy(child = newChildren.head, creation = newChildren.lift(1))
+}
+
+object DynamicFilterExec {
+  /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
+  def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
+    def lit(v: Long) = Literal(KeyFilter.fromLong(v, key.dataType), key.dataType)
+    def one(lo: Long, hi: Long): Expression =
+      if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
+    def or(rs: Seq[(Long, Long)]): Expression =
+      if (rs.size == 1) one(rs.head._1, rs.head._2) else { val (a, b) = rs.splitAt(rs.size / 2); Or(or(a), or(b)) }
+    if (ranges.isEmpty) Literal(false) else or(ranges.bounds.toSeq)
+  }
 }

@@ -17,6 +17,8 @@ sealed trait KeyFilter extends Serializable {
   def mightContainLong(v: Long): Boolean
   /** The keys' [min, max] for a single integral key: pushed into the scan, checked first per row. */
   def range: Option[(Long, Long)]
+  /** At most `limit` intervals covering every key of a single integral key (pushed into the scan). */
+  def ranges(limit: Int): Option[KeyRanges] = range.map { case (lo, hi) => KeyRanges.single(lo, hi) }
   /** The exact keys of a single-column key as literals of `dataType`, when at most `limit`. */
   def inLiterals(dataType: DataType, limit: Long): Option[Seq[Literal]] = None
 }
@@ -40,6 +42,7 @@ case object EmptyKeyFilter extends KeyFilter {
   def mightContain(key: UnsafeRow): Boolean = false
   def mightContainLong(v: Long): Boolean = false
   def range: Option[(Long, Long)] = None
+  override def ranges(limit: Int): Option[KeyRanges] = Some(KeyRanges(Array.empty))
 }
 
 /** The creation side's keys could not be read: every row passes. */
@@ -67,6 +70,15 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
     if (toLong != null) mightContainLong(toLong(key)) else rows.get.contains(key)
 
   def mightContainLong(v: Long): Boolean = v >= lo && v <= hi && longSet.contains(v)
+
+  override def ranges(limit: Int): Option[KeyRanges] = (longs, range) match {
+    case (Some(ls), Some(_)) =>
+      val keys = new Array[Long](ls.size)
+      var i = 0
+      ls.foreach { v => keys(i) = v; i += 1 }
+      Some(KeyRanges.cover(keys, limit))
+    case _ => super.ranges(limit)
+  }
 
   override def inLiterals(dataType: DataType, limit: Long): Option[Seq[Literal]] =
     if (size > limit || shape.types.size != 1) None

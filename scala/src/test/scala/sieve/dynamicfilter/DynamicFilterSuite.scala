@@ -21,11 +21,15 @@ class DynamicFilterSuite extends SieveSessionSuite {
     spark.range(2000).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat", "CAST(id DIV 20 AS INT) AS grp",
       "CAST(id % 7 AS INT) AS a",
       "CAST(id % 11 AS INT) AS b").write.parquet(s"$dir/dim")
+    // the same fact rows in 8 files by key range (250 keys each), row groups of ~100 keys
+    spark.read.parquet(s"$dir/fact").repartitionByRange(8, org.apache.spark.sql.functions.col("k")).sortWithinPartitions("k")
+      .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_files")
   }
 
   private def views(s: SparkSession): Unit = {
     s.read.parquet(s"$dir/fact").createOrReplaceTempView("fact")
     s.read.parquet(s"$dir/dim").createOrReplaceTempView("dim")
+    s.read.parquet(s"$dir/fact_files").createOrReplaceTempView("fact_files")
   }
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
@@ -66,6 +70,42 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(f.filterDescription.contains("pushed to scan"), f.filterDescription)
       assert(metric(f, "numOutputRows") === 400)
       assert(metric(f, "numInputRows") < 40000 / 4, "the pushed IN-set / range should skip most row groups")
+    }
+  }
+
+  testWithAndWithoutAqe("Parquet footers: files and row groups between clusters of keys are skipped") {
+    withDynamicFilters() {
+      // grp 1 and 98: keys 20..39 and 1960..1979, in the first and the last of the 8 files
+      val q = "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)"
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val Seq(f) = filters(df)
+      assert(metric(f, "filesSkipped") === 6, f.filterDescription)
+      assert(metric(f, "rowGroupsSkipped") > 6, f.filterDescription)
+      assert(metric(f, "rowsSkipped") > 30000, f.filterDescription)
+      assert(metric(f, "numOutputRows") === 800)
+      assert(metric(f, "numInputRows") < 40000 / 8, "the two key ranges should leave few row groups to read")
+      assert(f.filterDescription.contains("in 2 ranges") || f.filterDescription.contains(" OR "), f.filterDescription)
+      assert(f.filterDescription.contains("footers of 8 files read: 6 files"), f.filterDescription)
+      // the plan's own fact scan reports what its filtered copy read (the Spark UI shows these)
+      val scans = collectWithSubqueries(df.queryExecution.executedPlan) {
+        case s: org.apache.spark.sql.execution.FileSourceScanExec if s.relation.location.rootPaths.head.toString.contains("fact_files") => s
+      }
+      assert(scans.map(_.metrics("numFiles").value) === Seq(2))
+      assert(scans.map(_.metrics("numOutputRows").value) === Seq(metric(f, "numInputRows")))
+    }
+    withDynamicFilters("spark.sieve.dynamicFilter.maxFooterFiles" -> "7") { // 8 files: footers not read
+      val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
+        "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)")))
+      assert(metric(f, "filesSkipped") === 0 && f.filterDescription.contains("footers not read"), f.filterDescription)
+    }
+  }
+
+  test("Parquet footers: no key at all skips every file") {
+    withDynamicFilters("spark.sql.adaptive.enabled" -> "false") { // AQE would drop the join itself
+      val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
+        "SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat = 1000")))
+      assert(metric(f, "filesSkipped") === 8, f.filterDescription)
+      assert(metric(f, "numInputRows") === 0)
     }
   }
 

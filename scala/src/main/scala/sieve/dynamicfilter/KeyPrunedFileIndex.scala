@@ -1,0 +1,176 @@
+package sieve.dynamicfilter
+
+import java.util.concurrent.{Callable, Executors, ThreadFactory}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.schema.LogicalTypeAnnotation.{DateLogicalTypeAnnotation, IntLogicalTypeAnnotation}
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName.{INT32, INT64}
+
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
+import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType, StructType}
+
+/**
+ * The file listing of a Parquet scan, less the files whose footer statistics show that no row group
+ * can hold a key of `ranges` (the same ranges the scan's reader gets as a pushed filter). The footers
+ * are read on the driver, in parallel, when the scan lists its files: after the keys are known and
+ * before any task is planned, so a skipped file costs neither a task nor an open. Counts what it sees
+ * into `counts`: files skipped, row groups the reader will skip by their statistics (in the files
+ * kept as well), and their rows.
+ *
+ * Safe by construction: a file whose footer cannot be read, that has no usable statistics for the key
+ * column, or whose key column is not a plain signed integer or date is kept.
+ */
+class KeyPrunedFileIndex(
+    delegate: FileIndex,
+    column: String,
+    caseSensitive: Boolean,
+    ranges: KeyRanges,
+    maxFiles: Long,
+    @transient hadoopConf: Configuration,
+    counts: KeyPrunedFileIndex.Counts) extends FileIndex {
+
+  override def rootPaths: Seq[Path] = delegate.rootPaths
+  override def inputFiles: Array[String] = delegate.inputFiles
+  override def refresh(): Unit = delegate.refresh()
+  override def sizeInBytes: Long = delegate.sizeInBytes
+  override def partitionSchema: StructType = delegate.partitionSchema
+  override def toString: String = s"$delegate, pruned by dynamic-filter key ranges of $column"
+
+  // the scan may list more than once (its lazy file listings); prune and count once per filter pair
+  @transient private lazy val listings =
+    new java.util.concurrent.ConcurrentHashMap[(Seq[Expression], Seq[Expression]), Seq[PartitionDirectory]]()
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    listings.computeIfAbsent((partitionFilters, dataFilters), _ => prune(delegate.listFiles(partitionFilters, dataFilters)))
+
+  private def prune(listed: Seq[PartitionDirectory]): Seq[PartitionDirectory] = {
+    val files = listed.flatMap(_.files.map(_.fileStatus))
+    if (files.isEmpty || files.size > maxFiles) {
+      if (files.size > maxFiles) counts.footersNotRead = files.size
+      counts.report()
+      return listed
+    }
+    val start = System.nanoTime()
+    val stats = KeyPrunedFileIndex.readAll(files, column, caseSensitive, hadoopConf)
+    def keep(f: FileStatusWithMetadata): Boolean = stats.get(f.getPath.toString) match {
+      case Some(groups) =>
+        val skipped = groups.filterNot(g => g.mayHold(ranges))
+        counts.rowGroupsSkipped += skipped.length
+        counts.rowsSkipped += skipped.map(_.rows).sum
+        val kept = groups.isEmpty || skipped.length < groups.length
+        if (!kept) counts.filesSkipped += 1
+        kept
+      case None => true
+    }
+    val out = listed.map(dir => dir.copy(files = dir.files.filter(keep)))
+    counts.footersRead = files.size
+    counts.timeNs += System.nanoTime() - start
+    counts.report()
+    out
+  }
+}
+
+object KeyPrunedFileIndex {
+  /** What the pruning saw; `report` publishes it (to the operator's SQL metrics). */
+  final class Counts(val report: () => Unit) {
+    @volatile var filesSkipped = 0L
+    @volatile var rowGroupsSkipped = 0L
+    @volatile var rowsSkipped = 0L
+    @volatile var timeNs = 0L
+    @volatile var footersRead = 0L
+    @volatile var footersNotRead = 0L  // files listed when more than the limit: not pruned
+  }
+
+  /** One row group's statistics on the key column (as longs); `hasValues` false = all NULL. */
+  final case class RowGroup(min: Long, max: Long, hasValues: Boolean, rows: Long) {
+    def mayHold(ranges: KeyRanges): Boolean = hasValues && ranges.overlaps(min, max)
+  }
+
+  /** Key types whose values Spark reads as the column's signed integer (or date) statistics. */
+  def supports(t: org.apache.spark.sql.types.DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | LongType | DateType => true
+    case _ => false
+  }
+
+  private val GregorianSwitchDay = -141427L // 1582-10-15 in days since 1970-01-01
+  private val Threads = 8
+  private lazy val pool = Executors.newFixedThreadPool(Threads, new ThreadFactory {
+    def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "spark-sieve-footers"); t.setDaemon(true); t
+    }
+  })
+
+  // footers are immutable for a given (path, length, modification time): cache the key column's stats
+  private val CacheSize = 4096
+  private val cache = java.util.Collections.synchronizedMap(
+    new java.util.LinkedHashMap[(String, Long, Long, String), Option[Array[RowGroup]]](64, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(String, Long, Long, String), Option[Array[RowGroup]]]): Boolean =
+        size() > CacheSize
+    })
+
+  /** The key column's row-group statistics of each file (by path) whose footer gives them. */
+  def readAll(files: Seq[FileStatus], column: String, caseSensitive: Boolean,
+      conf: Configuration): Map[String, Array[RowGroup]] = {
+    val tasks = files.map { f =>
+      val key = (f.getPath.toString, f.getLen, f.getModificationTime, column)
+      Option(cache.get(key)) match {
+        case Some(cached) => () => cached.map(key._1 -> _)
+        case None =>
+          val future = pool.submit(new Callable[Option[Array[RowGroup]]] {
+            def call(): Option[Array[RowGroup]] = read(f, column, caseSensitive, conf)
+          })
+          () => { val r = future.get(); cache.put(key, r); r.map(key._1 -> _) }
+      }
+    }
+    tasks.flatMap(_.apply()).toMap
+  }
+
+  private def read(file: FileStatus, column: String, caseSensitive: Boolean,
+      conf: Configuration): Option[Array[RowGroup]] = try {
+    val reader = ParquetFileReader.open(HadoopInputFile.fromStatus(file, conf))
+    val footer = try reader.getFooter finally reader.close()
+    val groups = footer.getBlocks.asScala.toArray.map { block =>
+      val chunks = block.getColumns.asScala.filter { c =>
+        val path = c.getPath.toArray
+        path.length == 1 && (if (caseSensitive) path(0) == column else path(0).equalsIgnoreCase(column))
+      }
+      chunks.toList match {
+        case c :: Nil if integral(c.getPrimitiveType) && !c.getStatistics.isEmpty =>
+          val s: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics
+          if (!s.hasNonNullValue) Some(RowGroup(0, 0, hasValues = false, block.getRowCount))
+          else {
+            val (min, max) = (asLong(s.genericGetMin), asLong(s.genericGetMax))
+            // dates before the Gregorian switch may be rebased when read: their stats are not trusted
+            val rebased = c.getPrimitiveType.getLogicalTypeAnnotation.isInstanceOf[DateLogicalTypeAnnotation] &&
+              min < GregorianSwitchDay
+            if (rebased) None else Some(RowGroup(min, max, hasValues = true, block.getRowCount))
+          }
+        case _ => None
+      }
+    }
+    if (groups.forall(_.isDefined)) Some(groups.map(_.get)) else None
+  } catch {
+    case _: Exception => None // unreadable here: the scan reads it and reports what is wrong
+  }
+
+  private def asLong(v: Any): Long = v match {
+    case i: java.lang.Integer => i.longValue
+    case l: java.lang.Long => l.longValue
+    case other => throw new IllegalStateException(s"not an integral statistic: $other")
+  }
+
+  /** Stats comparable as signed longs, the way Spark reads the column into an integral or date key. */
+  private def integral(t: org.apache.parquet.schema.PrimitiveType): Boolean =
+    (t.getPrimitiveTypeName == INT32 || t.getPrimitiveTypeName == INT64) && (t.getLogicalTypeAnnotation match {
+      case null => true
+      case i: IntLogicalTypeAnnotation => i.isSigned
+      case _: DateLogicalTypeAnnotation => true
+      case _ => false
+    })
+}

@@ -1,0 +1,34 @@
+package sieve.dynamicfilter
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.execution.FileSourceScanExec
+
+/**
+ * A file scan copied at run time (with the dynamic filter pushed into it) must report into the metrics
+ * of the scan in the plan: the Spark UI and `explain` read those (files read, rows, scan time). The
+ * metric maps are lazy vals of Spark's scan, so they are forced on both and the copy's set to the
+ * original's by reflection; if Spark's fields ever change, the copy keeps its own metrics and a
+ * warning says so (answers are not affected).
+ */
+object SharedScanMetrics extends Logging {
+  private val fields = Seq("org$apache$spark$sql$execution$FileSourceScanLike$$scanMetrics", "driverMetrics", "staticMetrics")
+
+  def apply(original: FileSourceScanExec, copy: FileSourceScanExec): FileSourceScanExec = {
+    try {
+      fields.foreach { name =>
+        val accessor = classOf[FileSourceScanExec].getMethod(name)
+        val field = classOf[FileSourceScanExec].getDeclaredField(name)
+        field.setAccessible(true)
+        val shared = accessor.invoke(original)
+        accessor.invoke(copy)
+        field.set(copy, shared)
+      }
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"spark-sieve: the filtered scan reports its metrics apart from the plan's scan ($e)")
+    }
+    copy
+  }
+}
