@@ -1,6 +1,7 @@
 """Dynamic filters from Python, with only spark.sql.extensions set (spark_sieve.configure): answers
 against the same session with spark-sieve off, the filter in the plan, and what explain reports."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -63,6 +64,23 @@ def test_explain_reports_the_filter_and_what_it_did(spark, tables):
     assert "DynamicFilter [k#" in text
     assert "in-set of 15 keys" in text
     assert len(rows) == 300 and "30000 in, 300 out" in text, text
+
+
+def test_explain_reports_files_and_row_groups_skipped(spark, tables):
+    # the fact in 4 files by key range (about 375 keys each); band 2 keeps keys 750..1124: one or two files
+    path = str(tables / "fact_by_key")
+    spark.read.parquet(str(tables / "fact")).repartitionByRange(4, "k").sortWithinPartitions("k") \
+        .write.mode("overwrite").parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("fact_by_key")
+    query = ("SELECT f.v FROM fact_by_key f JOIN (SELECT k, k DIV 375 AS band FROM dim) d ON f.k = d.k "
+             "WHERE d.band = 2")
+    _, expected = run(spark, query, **{"spark.sieve.enabled": "false"})
+    df, actual = run(spark, query)
+    assert Counter(map(tuple, actual)) == Counter(map(tuple, expected)) and len(actual) > 0
+    text = sieve.explain(df, print_it=False)
+    assert "footers of 4 files read" in text, text
+    skipped = re.search(r"\n  scan: +(\d+) files, (\d+) row groups", text)
+    assert skipped and int(skipped.group(1)) >= 2 and int(skipped.group(2)) >= 2, text
 
 
 def test_switched_off_no_filter(spark, tables):
