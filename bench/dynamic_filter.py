@@ -27,6 +27,8 @@ Variants:
   bloom    spark.sieve.enabled=false, Spark's runtime bloom filter forced on (application-side threshold
            1b, creation-side threshold 1g); it only fires on joins Spark plans as shuffle joins
   sieve    spark.sieve.enabled=true plus --sieve-conf (default spark.sieve.dynamicFilter.enabled=true)
+  sieve-eager  the same with spark.sieve.dynamicFilter.minApplicationBytes=0: a filter on every join the
+           rule allows, whatever the size (shows what the size threshold protects; TPC-DS section)
 Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
 The `plans` column is read from each variant's final (adaptive) plan: the join Spark ran (BHJ broadcast
 hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is in it, +DF when a
@@ -150,6 +152,8 @@ def variant_settings(sieve_conf):
         "vanilla": {"spark.sieve.enabled": "false"},
         "bloom": {"spark.sieve.enabled": "false", **BLOOM},
         "sieve": {"spark.sieve.enabled": "true", **sieve_extra},
+        "sieve-eager": {"spark.sieve.enabled": "true", **sieve_extra,
+                        "spark.sieve.dynamicFilter.minApplicationBytes": "0"},
     }
 
 
@@ -362,21 +366,27 @@ def bench_tpcds(spark, sf, args, variants, sieve_conf):
     all_variants = variant_settings(sieve_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
-    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve")) if a in variants and b in variants]
+    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve"), ("vanilla", "sieve-eager"))
+           if a in variants and b in variants]
+    sieves = [v for v in variants if v.startswith("sieve")]
 
-    print("| query | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat) + " |")
-    print("|---|" + "---|" * (len(variants) + len(rat)), flush=True)
+    print("| query | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat)
+          + "".join(f" | DFs ({v})" for v in sieves) + " |")
+    print("|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     for number, sql in sorted(texts.items()):
         name = f"q{number}" if isinstance(number, int) else str(number)
+        if args.tpcds_queries and str(number) not in args.tpcds_queries.split(","):
+            continue
         if number in skipped or name in skipped:
             skipped_names.append(name)
             continue
         plans = {}
         actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
         times, errors = medians(spark, actions, args.runs, args.limit)
-        for v in variants:
-            if "dynamicfilter" in plans.get(v, "").lower():
+        dfs = {v: plans.get(v, "").count("DynamicFilter ") for v in sieves}
+        for v in sieves:
+            if dfs[v]:
                 with_df.setdefault(v, []).append(name)
         failed += [f"{name} under {v}: {e}" for v, e in errors.items()]
         if not errors and all(times[v] is not None for v in variants):
@@ -386,19 +396,20 @@ def bench_tpcds(spark, sf, args, variants, sieve_conf):
         else:
             cut += 0 if errors else 1
         print(f"| {name} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
-              + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat) + " |", flush=True)
+              + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
+              + "".join(f" | {dfs[v] or ''}" for v in sieves) + " |", flush=True)
     if not measured:
         totals = {v: None for v in variants}
     print(f"| **total** ({measured} queries measured under every variant) | "
           + " | ".join(fmt(totals[v], args.limit) if measured else "-" for v in variants)
-          + "".join(f" | {ratio(totals[a], totals[b])}" for a, b in rat) + " |")
+          + "".join(f" | {ratio(totals[a], totals[b])}" for a, b in rat) + " |" * len(sieves) + " |")
     if cut:
         print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
     if failed:
         print("\nfailed (left out of the totals):\n" + "\n".join(f"- {f}" for f in failed))
-    if "sieve" in variants:
-        names = with_df.get("sieve", [])
-        print(f"\nqueries whose sieve plan holds a dynamic filter: {len(names)}"
+    for v in sieves:
+        names = with_df.get(v, [])
+        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)}"
               + (f" ({', '.join(names)})" if names else ""))
     if skipped_names:
         print(f"\nskipped (tests/tpcds.py SKIPPED): {', '.join(skipped_names)}")
@@ -416,7 +427,7 @@ def main(argv=None):
     p.add_argument("--modes", default=",".join(MODES), help=f"join modes ({', '.join(MODES)})")
     p.add_argument("--selectivities", default=",".join(f"{s:g}" for s in SELECTIVITIES),
                    help="shares of dim rows the filter keeps (multiples of 0.001)")
-    p.add_argument("--variants", default="vanilla,bloom,sieve", help="which variants (vanilla, bloom, sieve)")
+    p.add_argument("--variants", default="vanilla,bloom,sieve", help="which variants (vanilla, bloom, sieve, sieve-eager)")
     p.add_argument("--sieve-conf", default=DEFAULT_SIEVE_CONF,
                    help="comma-separated key=value settings the sieve variant adds to spark.sieve.enabled=true "
                         f"(default {DEFAULT_SIEVE_CONF}; '' = the master switch alone)")
@@ -424,13 +435,14 @@ def main(argv=None):
                    help="cat: kept keys scattered over the key range; band: one contiguous key range")
     p.add_argument("--row-group-mb", type=float, default=8, help="Parquet row group size of the fact files")
     p.add_argument("--tpcds", type=float, metavar="SF", help="add the TPC-DS section at this scale factor")
+    p.add_argument("--tpcds-queries", help="comma-separated query numbers (default: all 99)")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
     args = p.parse_args(argv)
 
     variants = [v for v in args.variants.split(",") if v]
     layouts = args.layouts.split(",")
-    bad = ([v for v in variants if v not in ("vanilla", "bloom", "sieve")]
+    bad = ([v for v in variants if v not in ("vanilla", "bloom", "sieve", "sieve-eager")]
            + [m for m in args.modes.split(",") if m not in MODES]
            + [x for x in layouts if x not in ("random", "clustered")]
            + [s for s in args.selectivities.split(",")

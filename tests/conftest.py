@@ -30,6 +30,8 @@ def spark(jar):
     builder = (SparkSession.builder.master("local[2]").appName("spark-sieve-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")
+               # generated code that does not compile fails the test instead of running interpreted
+               .config("spark.sql.codegen.fallback", "false")
                .config("spark.driver.host", "127.0.0.1"))
     session = sieve.configure(builder).getOrCreate()
     yield session
@@ -52,6 +54,7 @@ def cluster_spark(standalone_cluster):
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.executor.memory", "512m")
                .config("spark.executor.cores", "1")
+               .config("spark.sql.codegen.fallback", "false")
                .config("spark.sql.shuffle.partitions", "4"))
     session = sieve.configure(builder).getOrCreate()
     try:

@@ -22,6 +22,7 @@ abstract class SieveSessionSuite extends AnyFunSuite with BeforeAndAfterAll with
     .setAppName(getClass.getSimpleName)
     .set("spark.ui.enabled", "false")
     .set("spark.sql.shuffle.partitions", "4")
+    .set("spark.sql.codegen.fallback", "false") // code that does not compile fails, not runs interpreted
     .set("spark.driver.host", "127.0.0.1")
 
   protected lazy val spark: SparkSession =

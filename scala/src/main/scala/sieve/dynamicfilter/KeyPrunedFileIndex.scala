@@ -49,6 +49,19 @@ class KeyPrunedFileIndex(
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     listings.computeIfAbsent((partitionFilters, dataFilters), _ => prune(delegate.listFiles(partitionFilters, dataFilters)))
 
+  /** Whether some file a listing under `partitionFilters` keeps has row groups the ranges rule out (and
+   * others they do not): what a filter pushed into the reader would skip. None: the footers do not say. */
+  def skipsInsideFiles(partitionFilters: Seq[Expression]): Option[Boolean] = {
+    val files = delegate.listFiles(partitionFilters, Nil).flatMap(_.files.map(_.fileStatus))
+    if (files.size > maxFiles) return None
+    val stats = KeyPrunedFileIndex.readAll(files, column, caseSensitive, hadoopConf)
+    if (stats.size < files.size) None
+    else Some(stats.values.exists { groups =>
+      val holding = groups.count(_.mayHold(ranges))
+      holding > 0 && holding < groups.length
+    })
+  }
+
   private def prune(listed: Seq[PartitionDirectory]): Seq[PartitionDirectory] = {
     val files = listed.flatMap(_.files.map(_.fileStatus))
     if (files.isEmpty || files.size > maxFiles) {
