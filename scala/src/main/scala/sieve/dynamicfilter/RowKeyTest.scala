@@ -7,32 +7,22 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 /**
  * The per-row test a [[DynamicFilterExec]] task runs (called from generated code, or from its row
  * iterator). `filter` is set on the driver once the keys are known, before any task is sent.
- * `rangeOnly`: test the min/max range only (the join's own probe does the rest as cheaply).
  * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing.
  */
 final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric) extends Serializable {
   @volatile var filter: Broadcast[KeyFilter] = _
-  @volatile var rangeOnly: Boolean = false
 
   @transient private var f: KeyFilter = _
-  @transient private var lo = Long.MinValue
-  @transient private var hi = Long.MaxValue
   @transient private var seen = 0L
   @transient private var kept = 0L
   @transient private var passing = false
 
-  def keepLong(v: Long): Boolean = passing || {
-    val test = current
-    count(if (rangeOnly) v >= lo && v <= hi else test.mightContainLong(v))
-  }
+  def keepLong(v: Long): Boolean = passing || count(current.mightContainLong(v))
 
-  def keepRow(key: UnsafeRow): Boolean = passing || count(rangeOnly || current.mightContain(key))
+  def keepRow(key: UnsafeRow): Boolean = passing || count(current.mightContain(key))
 
   private def current: KeyFilter = {
-    if (f == null) {
-      f = filter.value
-      f.range.foreach { case (l, h) => lo = l; hi = h }
-    }
+    if (f == null) f = filter.value
     f
   }
 
