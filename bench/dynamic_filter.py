@@ -358,11 +358,8 @@ def bench_tpcds(spark, sf, args, variants, sieve_conf):
     tpcds.generate(out_dir, sf)       # a no-op when out_dir already holds this scale factor
     print(f"data: {out_dir} (tpcds.generate took {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
     tpcds.register(spark, out_dir)
-    try:
-        texts = tpcds.queries(strip_limit=False)   # timed as the suite writes them, LIMIT included
-    except TypeError:
-        texts = tpcds.queries()
-    skipped = getattr(tpcds, "SKIPPED", ())
+    texts = tpcds.queries(strip_limit=False)   # timed as the suite writes them, LIMIT included
+    skipped = tpcds.SKIPPED
     all_variants = variant_settings(sieve_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}

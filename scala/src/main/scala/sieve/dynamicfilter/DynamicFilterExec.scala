@@ -76,7 +76,7 @@ case class DynamicFilterExec(
 
   private def brief(e: Expression): String = e match {
     case In(v, list) if list.size > 10 => s"$v IN (${list.size} values)"
-    case o: Or if o.children.size == 2 && o.collect { case r: Or => r }.size > 3 =>
+    case o: Or if o.collect { case r: Or => r }.size > 3 =>
       s"${o.references.head} in ${o.collect { case r: Or => r }.size + 1} ranges"
     case other => other.sql
   }
@@ -162,11 +162,14 @@ case class DynamicFilterExec(
       case f: BloomKeyFilter => longMetric("numKeys") += f.keys; longMetric("bloomBytes") += f.bytes
       case _ =>
     }
-    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId,
-      Seq("numKeys", "inSetKeys", "bloomBytes", "buildTime").map(metrics))
+    postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
+      "numKeys", "inSetKeys", "bloomBytes", "buildTime")
     filter
   }
+
+  /** Metrics set on the driver reach the UI only when posted, under the query's execution id. */
+  private def postDriverMetrics(executionId: String, names: String*): Unit =
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
   /** `child` with the filter pushed into the file scan that produces the (single, plain column) key,
    * so the reader skips what cannot match: the IN-set (small ones) and up to `pushdownRanges` key
@@ -213,13 +216,12 @@ case class DynamicFilterExec(
       !relation.partitionSchema.exists(f => resolver(f.name, column.name))
     if (!eligible) return None
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    val counts = new KeyPrunedFileIndex.Counts(() => {
-      longMetric("filesSkipped").set(pruning.map(_.filesSkipped).getOrElse(0L))
-      longMetric("rowGroupsSkipped").set(pruning.map(_.rowGroupsSkipped).getOrElse(0L))
-      longMetric("rowsSkipped").set(pruning.map(_.rowsSkipped).getOrElse(0L))
-      longMetric("footerTime").set(NANOSECONDS.toMillis(pruning.map(_.timeNs).getOrElse(0L)))
-      SQLMetrics.postDriverMetricUpdates(sparkContext, executionId,
-        Seq("filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime").map(metrics))
+    val counts = new KeyPrunedFileIndex.Counts(c => {
+      longMetric("filesSkipped").set(c.filesSkipped)
+      longMetric("rowGroupsSkipped").set(c.rowGroupsSkipped)
+      longMetric("rowsSkipped").set(c.rowsSkipped)
+      longMetric("footerTime").set(NANOSECONDS.toMillis(c.timeNs))
+      postDriverMetrics(executionId, "filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
     })
     pruning = Some(counts)
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
@@ -237,7 +239,7 @@ case class DynamicFilterExec(
 object DynamicFilterExec {
   /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
   def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
-    def lit(v: Long) = Literal(KeyFilter.fromLong(v, key.dataType), key.dataType)
+    def lit(v: Long) = KeyFilter.literal(v, key.dataType)
     def one(lo: Long, hi: Long): Expression =
       if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
     def or(rs: Seq[(Long, Long)]): Expression =

@@ -32,6 +32,8 @@ object KeyFilter {
     case _ => v
   }
 
+  def literal(v: Long, dataType: DataType): Literal = Literal(fromLong(v, dataType), dataType)
+
   def rangeOf(s: KeySummary): Option[(Long, Long)] = if (s.rows > 0 && s.min <= s.max) Some((s.min, s.max)) else None
 }
 
@@ -85,7 +87,7 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
     else Some {
       val values = Seq.newBuilder[Literal]
       longs match {
-        case Some(ls) => ls.foreach(v => values += Literal(KeyFilter.fromLong(v, dataType), dataType))
+        case Some(ls) => ls.foreach(v => values += KeyFilter.literal(v, dataType))
         case None => rows.get.forEach(r => values += Literal(r.get(0, dataType), dataType))
       }
       values.result()

@@ -54,7 +54,9 @@ class KeyPrunedFileIndex(
   def skipsInsideFiles(partitionFilters: Seq[Expression]): Option[Boolean] = {
     val files = delegate.listFiles(partitionFilters, Nil).flatMap(_.files.map(_.fileStatus))
     if (files.size > maxFiles) return None
+    val start = System.nanoTime()
     val stats = KeyPrunedFileIndex.readAll(files, column, caseSensitive, hadoopConf)
+    counts.timeNs += System.nanoTime() - start
     if (stats.size < files.size) None
     else Some(stats.values.exists { groups =>
       val holding = groups.count(_.mayHold(ranges))
@@ -91,7 +93,8 @@ class KeyPrunedFileIndex(
 
 object KeyPrunedFileIndex {
   /** What the pruning saw; `report` publishes it (to the operator's SQL metrics). */
-  final class Counts(val report: () => Unit) {
+  final class Counts(publish: Counts => Unit) {
+    def report(): Unit = publish(this)
     @volatile var filesSkipped = 0L
     @volatile var rowGroupsSkipped = 0L
     @volatile var rowsSkipped = 0L
