@@ -46,7 +46,7 @@ case class DynamicFilterExec(
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numKeys" -> SQLMetrics.createMetric(sparkContext, "keys collected"),
     "inSetKeys" -> SQLMetrics.createMetric(sparkContext, "in-set keys"),
-    "bloomBytes" -> SQLMetrics.createSizeMetric(sparkContext, "bloom filter size"),
+    "filterBytes" -> SQLMetrics.createSizeMetric(sparkContext, "bloom filter / bitmap size"),
     "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "build time"),
     "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -117,12 +117,14 @@ case class DynamicFilterExec(
       s"""${k.code}
          |if (${k.value}.anyNull() || !$keyTest.keepRow(${k.value})) continue;""".stripMargin
     }
-    // `continue` skips the row; the do-while(false) gives it a loop to leave wherever the producer's
-    // code puts this (as Spark's FilterExec does)
+    // Only the key's columns are read before the test (a dropped row's other columns are never
+    // decoded); `continue` skips the row, the do-while(false) gives it a loop to leave wherever the
+    // producer's code puts this (both as Spark's FilterExec does).
+    val keyColumns = evaluateRequiredVariables(child.output, input, AttributeSet(keys.flatMap(_.references)))
     s"""
        |do {
        |  $rowsIn.add(1);
-       |  ${evaluateVariables(input)}
+       |  $keyColumns
        |  $check
        |  $rowsOut.add(1);
        |  ${consume(ctx, input)}
@@ -159,11 +161,12 @@ case class DynamicFilterExec(
     longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
       case f: InSetFilter => longMetric("numKeys") += f.size; longMetric("inSetKeys") += f.size
-      case f: BloomKeyFilter => longMetric("numKeys") += f.keys; longMetric("bloomBytes") += f.bytes
+      case f: BloomKeyFilter => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
+      case f: BitmapKeyFilter => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
       case _ =>
     }
     postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
-      "numKeys", "inSetKeys", "bloomBytes", "buildTime")
+      "numKeys", "inSetKeys", "filterBytes", "buildTime")
     filter
   }
 

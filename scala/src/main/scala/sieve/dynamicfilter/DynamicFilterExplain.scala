@@ -14,7 +14,7 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
         s"  rows:    ${m("numInputRows")} in, ${m("numOutputRows")} out" +
           (if (m("passThroughTasks") > 0) s" (${m("passThroughTasks")} tasks passed the rest through)" else ""),
         s"  keys:    ${m("numKeys")} collected in ${m("buildTime")} ms" +
-          (if (m("bloomBytes") > 0) s", bloom filter ${m("bloomBytes")} bytes" else ""),
+          (if (m("filterBytes") > 0) s", filter of ${m("filterBytes")} bytes" else ""),
         s"  scan:    ${m("filesSkipped")} files, ${m("rowGroupsSkipped")} row groups (${m("rowsSkipped")} rows) " +
           s"skipped by footer statistics in ${m("footerTime")} ms"
       ).mkString("\n")

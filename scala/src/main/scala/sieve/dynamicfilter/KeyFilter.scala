@@ -2,14 +2,13 @@ package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.{Literal, UnsafeRow}
 import org.apache.spark.sql.types.DataType
-import org.apache.spark.util.sketch.BloomFilter
 
 /**
  * The filter a [[DynamicFilterExec]] applies to application-side key rows (never NULL keys: those are
  * dropped before, as the join would drop them), chosen from the creation side's real keys.
  */
 sealed trait KeyFilter extends Serializable {
-  /** `in-set`, `bloom` or `empty`, as explain and the metrics name it. */
+  /** `in-set`, `bitmap`, `bloom`, `empty` or `pass-through`, as explain and the metrics name it. */
   def kind: String
   def describe: String
   def mightContain(key: UnsafeRow): Boolean
@@ -66,12 +65,20 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
   def describe: String = s"in-set of $size keys" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
 
   private val (lo, hi) = range.getOrElse((Long.MinValue, Long.MaxValue))
-  private val longSet = longs.orNull
+  // built where the rows are tested, once per executor (the broadcast value is shared by its tasks)
+  @transient private lazy val exact = longs.map(new ExactLongTest(_, lo, hi)).orNull
+  @transient private lazy val rowSet = rows.orNull
+  @transient private lazy val rowPrint = rows.map { set =>
+    val f = new Fingerprint(set.size)
+    set.forEach(r => f.add(KeyHash.ofRow(r)))
+    f
+  }.orNull
 
   def mightContain(key: UnsafeRow): Boolean =
-    if (toLong != null) mightContainLong(toLong(key)) else rows.get.contains(key)
+    if (toLong != null) mightContainLong(toLong(key))
+    else rowPrint.mightContain(KeyHash.ofRow(key)) && rowSet.contains(key)
 
-  def mightContainLong(v: Long): Boolean = v >= lo && v <= hi && longSet.contains(v)
+  def mightContainLong(v: Long): Boolean = exact.contains(v)
 
   override def ranges(limit: Int): Option[KeyRanges] = (longs, range) match {
     case (Some(ls), Some(_)) =>
@@ -94,27 +101,41 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
     }
 }
 
+/** Too many keys for an exact set, but dense within their range (surrogate keys): a bitmap over the
+ * range, exact and one load per row. */
+final class BitmapKeyFilter(shape: KeyShape, bitmap: LongBitmap, val keys: Long) extends KeyFilter {
+  private val toLong = shape.asLong.get
+
+  def kind: String = "bitmap"
+  def bytes: Long = bitmap.bytes
+  def describe: String = s"bitmap of $bytes bytes, range [${bitmap.lo}, ${bitmap.hi}]"
+  def range: Option[(Long, Long)] = Some((bitmap.lo, bitmap.hi))
+  def mightContain(key: UnsafeRow): Boolean = bitmap.contains(toLong(key))
+  def mightContainLong(v: Long): Boolean = bitmap.contains(v)
+  override def ranges(limit: Int): Option[KeyRanges] = Some(KeyRanges.cover(bitmap.keys, limit))
+}
+
 /** Too many keys for an exact set: a bloom filter (false positives, no false negatives) and the range. */
-final class BloomKeyFilter(shape: KeyShape, bloom: BloomFilter, val range: Option[(Long, Long)], val keys: Long)
-    extends KeyFilter {
+final class BloomKeyFilter(shape: KeyShape, bloom: BlockedBloomFilter, val range: Option[(Long, Long)],
+    val keys: Long) extends KeyFilter {
   private val toLong = shape.asLong.orNull
 
   def kind: String = "bloom"
-  def bytes: Long = bloom.bitSize() / 8
+  def bytes: Long = bloom.bitSize / 8
   def describe: String =
-    s"bloom filter of ${bloom.bitSize() / 8} bytes" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
+    s"bloom filter of $bytes bytes" + range.map { case (lo, hi) => s", range [$lo, $hi]" }.getOrElse("")
 
   private val (lo, hi) = range.getOrElse((Long.MinValue, Long.MaxValue))
 
   def mightContain(key: UnsafeRow): Boolean =
-    if (toLong != null) mightContainLong(toLong(key)) else bloom.mightContainBinary(key.getBytes)
+    if (toLong != null) mightContainLong(toLong(key)) else bloom.mightContainRow(key)
 
   def mightContainLong(v: Long): Boolean = v >= lo && v <= hi && bloom.mightContainLong(v)
 }
 
 private[dynamicfilter] object KeyFilterValues {
-  def put(bloom: BloomFilter, shape: KeyShape, key: UnsafeRow): Unit = shape.asLong match {
+  def put(bloom: BlockedBloomFilter, shape: KeyShape, key: UnsafeRow): Unit = shape.asLong match {
     case Some(toLong) => bloom.putLong(toLong(key))
-    case None => bloom.putBinary(key.getBytes)
+    case None => bloom.putRow(key)
   }
 }

@@ -171,17 +171,26 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("filter kinds: bloom when keys exceed the limits, empty when none survive") {
+  testWithAndWithoutAqe("filter kinds: bitmap or bloom when keys exceed the limits, empty when none survive") {
     val sortMerge = Seq("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1")
+    // 20 keys 100 apart: too sparse for a bitmap
     withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxInSetSize" -> "10") ++ sortMerge: _*) {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(starJoin)))
       assert(f.filterDescription.startsWith("bloom filter"), f.filterDescription)
       assert(metric(f, "numOutputRows") >= 400 && metric(f, "numOutputRows") < 4000)
     }
+    // 1,000 keys over [0, 2000): dense, so an exact bitmap
     withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxKeyBytes" -> "1024") ++ sortMerge: _*) {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat < 50")))
-      assert(f.filterDescription.startsWith("bloom filter"), f.filterDescription)
-      assert(metric(f, "numOutputRows") >= 20000 && metric(f, "numOutputRows") < 24000)
+      assert(f.filterDescription.startsWith("bitmap of 248 bytes, range [0, 1949]"), f.filterDescription)
+      assert(metric(f, "numOutputRows") === 20000 && metric(f, "filterBytes") === 248) // 1,950 bits
+    }
+    // composite keys overflow into a bloom filter of the key rows' bytes
+    withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxInSetSize" -> "3") ++ sortMerge: _*) {
+      val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
+        "SELECT f.v FROM fact f JOIN dim d ON f.a = d.a AND f.b = d.b WHERE d.cat = 5")))
+      assert(f.keys.size === 2 && f.filterDescription.startsWith("bloom filter"), f.filterDescription)
+      assert(metric(f, "numOutputRows") < 40000)
     }
     // under a broadcast join too the bloom filter tests each row (ahead of the join's larger hash probe)
     withDynamicFilters("spark.sieve.dynamicFilter.maxInSetSize" -> "10") {
@@ -192,6 +201,18 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters() {
       val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 1000"))
       filters(df).foreach(f => assert(metric(f, "numOutputRows") === 0))
+    }
+  }
+
+  test("AQE: a creation side of more rows than maxInSetSize but few distinct keys still gets the exact set") {
+    // the stage's row count (80) sends the keys through the one-pass path, which also fills a bloom filter
+    withDynamicFilters("spark.sieve.dynamicFilter.maxInSetSize" -> "10", "spark.sql.adaptive.enabled" -> "true",
+        "spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val df = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, c.v AS w FROM fact f JOIN (SELECT k, v FROM fact WHERE v % 1000 < 2) c ON f.k = c.k"))
+      val Seq(f) = filters(df)
+      assert(f.filterDescription.startsWith("in-set of 4 keys"), f.filterDescription)
+      assert(metric(f, "numOutputRows") === 80)
     }
   }
 

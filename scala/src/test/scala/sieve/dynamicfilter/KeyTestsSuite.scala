@@ -1,0 +1,75 @@
+package sieve.dynamicfilter
+
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.{DataType, IntegerType, StringType}
+import org.apache.spark.unsafe.types.UTF8String
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The per-row key tests, against a plain Scala set: never a false negative; exact ones never a false
+ * positive; bloom filters near their target false-positive rate. */
+class KeyTestsSuite extends AnyFunSuite {
+  private def longSet(keys: Iterable[Long]): LongSet = { val s = new LongSet(); keys.foreach(s.add); s }
+
+  private def probes(keys: Set[Long], lo: Long, hi: Long, n: Int, rnd: Random): Seq[Long] =
+    keys.toSeq ++ Seq(lo - 1, hi + 1, Long.MinValue, Long.MaxValue, 0L) ++
+      Seq.fill(n)(lo + (rnd.nextDouble() * (hi - lo + 3)).toLong - 1)
+
+  Seq(("dense: bitmap", 3000, 0L, 6000L), ("sparse: fingerprint and set", 3000, 0L, 3000000000L),
+      ("negative keys", 500, -1000000L, -1L), ("one key", 1, 42L, 42L),
+      ("the whole long range", 100, Long.MinValue, Long.MaxValue)).foreach { case (name, n, lo, hi) =>
+    test(s"ExactLongTest, $name: exactly the set") {
+      val rnd = new Random(n)
+      val keys = (Seq(lo, hi) ++ Seq.fill(n)(lo + (rnd.nextDouble() * (BigDecimal(hi) - lo).toDouble).toLong)).toSet
+      val test = new ExactLongTest(longSet(keys), keys.min, keys.max)
+      probes(keys, lo, hi, 100000, rnd).foreach(v => assert(test.contains(v) === keys(v), s"key $v"))
+    }
+  }
+
+  test("LongBitmap: add, contains, merge, keys in order; refuses a range it cannot hold") {
+    val (a, b) = (new LongBitmap(-70, 200), new LongBitmap(-70, 200))
+    Seq(-70L, -1L, 0L, 63L, 64L).foreach(a.add)
+    Seq(5L, 200L).foreach(b.add)
+    val m = a.merge(b)
+    assert(m.keys.toSeq === Seq(-70L, -1L, 0L, 5L, 63L, 64L, 200L))
+    assert((-80L to 210L).filter(m.contains) === m.keys.toSeq)
+    assert(!LongBitmap.fits(Long.MinValue, Long.MaxValue, Long.MaxValue))
+    assert(!LongBitmap.fits(0, 1L << 20, 1L << 20) && LongBitmap.fits(0, (1L << 20) - 1, 1L << 20))
+    intercept[IllegalArgumentException](a.merge(new LongBitmap(0, 200)))
+  }
+
+  test("BlockedBloomFilter: no false negative, false positives near the target, merges") {
+    val rnd = new Random(7)
+    val keys = Seq.fill(50000)(rnd.nextLong()).toSet
+    val (one, other) = (BlockedBloomFilter.create(keys.size, 0.03, 1L << 30), BlockedBloomFilter.create(keys.size, 0.03, 1L << 30))
+    keys.zipWithIndex.foreach { case (k, i) => (if (i % 2 == 0) one else other).putLong(k) }
+    val bloom = one.merge(other)
+    keys.foreach(k => assert(bloom.mightContainLong(k), s"key $k"))
+    val others = Iterator.continually(rnd.nextLong()).filterNot(keys).take(200000).toSeq
+    val fpp = others.count(bloom.mightContainLong).toDouble / others.size
+    assert(fpp < 0.045, s"false-positive rate $fpp")
+    // capped: a smaller filter, more false positives, still no false negative
+    val small = BlockedBloomFilter.create(keys.size, 0.03, 8192)
+    keys.foreach(small.putLong)
+    assert(small.bitSize === 8192 && keys.forall(small.mightContainLong))
+    intercept[IllegalArgumentException](bloom.merge(small))
+  }
+
+  test("key rows: the in-set's fingerprint and the bloom filter hash a row's bytes") {
+    val types: Seq[DataType] = Seq(IntegerType, StringType)
+    val project = UnsafeProjection.create(types.toArray)
+    def row(i: Int, s: String) = project(InternalRow(i, UTF8String.fromString(s))).copy()
+    val keys = (0 until 2000).map(i => row(i % 37, s"v$i"))
+    val set = new java.util.HashSet[org.apache.spark.sql.catalyst.expressions.UnsafeRow]()
+    keys.foreach(set.add)
+    val inSet = new InSetFilter(KeyShape(types), None, Some(set), None)
+    val bloom = BlockedBloomFilter.create(keys.size, 0.03, 1L << 20)
+    keys.foreach(bloom.putRow)
+    keys.foreach { k => assert(inSet.mightContain(k) && bloom.mightContainRow(k)) }
+    val misses = (0 until 20000).map(i => row(i % 37, s"w$i"))
+    assert(!misses.exists(inSet.mightContain))
+    assert(misses.count(bloom.mightContainRow) < 20000 * 0.05)
+  }
+}
