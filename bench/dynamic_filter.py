@@ -30,6 +30,9 @@ Variants:
   sieve-eager  the same with spark.sieve.dynamicFilter.minApplicationBytes=0: a filter on every join the
            rule allows, whatever the size (shows what the size threshold protects; TPC-DS section)
 Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
+Each variant's rows are checked against vanilla's (doubles to 9 significant digits): a different answer is
+reported as WRONG ANSWER and not timed. (The TPC-DS section does not check: its LIMITs without a total
+order may pick different rows; tests/test_tpcds.py compares every query's full answer.)
 The `plans` column is read from each variant's final (adaptive) plan: the join Spark ran (BHJ broadcast
 hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is in it, +DF when a
 spark-sieve dynamic filter is.
@@ -174,20 +177,38 @@ def apply(spark, settings):
             spark.conf.set(k, v)
 
 
-def collect(spark, sql, settings, plans=None, key=None):
+def collect(spark, sql, settings, plans=None, key=None, answers=None):
     """An action: apply `settings`, plan `sql` afresh (a DataFrame run twice would reuse its shuffle
-    files), collect it; keeps the final plan's string in plans[key]. A text of several statements
-    separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
+    files), collect it; keeps the final plan's string in plans[key] and the rows in answers[key]. A text
+    of several statements separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
     statements = [s for s in sql.split(";") if s.strip()]
 
     def run():
         apply(spark, settings)
         for statement in statements:
             df = spark.sql(statement)
-            df.collect()
+            rows = df.collect()
         if plans is not None:
             plans[key] = df._jdf.queryExecution().executedPlan().toString()
+        if answers is not None:
+            answers[key] = rows
     return run
+
+
+def same_answer(rows, expected):
+    """Whether two results hold the same rows in any order (doubles to 9 significant digits: a sum's
+    last bits depend on the order Spark adds in)."""
+    def norm(row):
+        return tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
+    return sorted(map(norm, rows), key=repr) == sorted(map(norm, expected), key=repr)
+
+
+def wrong_answers(answers):
+    """The variants whose rows differ from vanilla's (every variant must give vanilla's answer)."""
+    expected = answers.get("vanilla")
+    if expected is None:
+        return []
+    return [v for v, rows in answers.items() if v != "vanilla" and not same_answer(rows, expected)]
 
 
 def error_text(e):
@@ -278,11 +299,13 @@ def bench_star(spark, args, variants, sieve_conf):
         for mode in modes:
             for sel in sels:
                 sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
-                plans = {}
+                plans, answers = {}, {}
                 actions = {v: collect(spark, sql, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
-                                      plans, v)
+                                      plans, v, answers)
                            for v in variants}
                 times, errors = medians(spark, actions, args.runs, args.limit)
+                for v in wrong_answers(answers):
+                    errors[v], times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
                 times["floor"] = floor
                 errors.update(floor_errors)
                 for v, e in errors.items():

@@ -50,19 +50,21 @@ object SieveConf {
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,
-    "Most distinct keys kept as an exact IN-set; with more, the filter is a bloom filter plus the " +
-      "keys' min/max range (a bloom filter stays in the CPU caches where a large set does not, so " +
-      "each row is tested faster; it lets a few percent of non-matching rows through).", min = 1L)
+    "Most distinct keys kept as an exact IN-set; with more, an integral key dense in its range (at " +
+      "most 32 values of the range per key) gets an exact bitmap over that range, any other key a " +
+      "bloom filter plus the keys' min/max range (it lets a few percent of non-matching rows through).",
+    min = 1L)
 
   val DYNAMIC_FILTER_MAX_KEY_BYTES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxKeyBytes", default = 64L << 20,
     "Byte limit on the keys collected for an IN-set (on executors while merging, and on the driver); " +
-      "above it the filter degrades to bloom + range instead of holding more.", min = 1024L)
+      "above it the filter degrades to a bitmap or a bloom filter instead of holding more.", min = 1024L)
 
   val DYNAMIC_FILTER_MAX_BLOOM_BYTES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxBloomBytes", default = 16L << 20,
-    "Largest bloom filter built; a key set needing more gets a bloom filter of this size (more false " +
-      "positives, never wrong answers).", min = 1024L)
+    "Largest bloom filter or key bitmap built; a key set needing a larger bloom filter gets one of " +
+      "this size (more false positives, never wrong answers), one needing a larger bitmap a bloom filter.",
+    min = 1024L)
 
   val DYNAMIC_FILTER_BLOOM_FPP: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.bloomFpp", default = 0.03,

@@ -40,7 +40,8 @@ object KeyCollector {
       // the keys they read, and treeReduce over few partitions needs no extra stage
       val shuffled = creation.execute()
       val cores = math.max(shuffled.sparkContext.defaultParallelism, 1)
-      val keyRows = (if (shuffled.getNumPartitions > cores) shuffled.coalesce(cores) else shuffled).mapPartitions { rows =>
+      val input = if (shuffled.getNumPartitions > cores) shuffled.coalesce(cores) else shuffled
+      val keyRows = input.mapPartitions { rows =>
         val project = UnsafeProjection.create(bound)
         rows.map(r => project(r): UnsafeRow).filterNot(_.anyNull)
       }

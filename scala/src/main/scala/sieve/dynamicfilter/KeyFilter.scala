@@ -112,7 +112,7 @@ final class BitmapKeyFilter(shape: KeyShape, bitmap: LongBitmap, val keys: Long)
   def range: Option[(Long, Long)] = Some((bitmap.lo, bitmap.hi))
   def mightContain(key: UnsafeRow): Boolean = bitmap.contains(toLong(key))
   def mightContainLong(v: Long): Boolean = bitmap.contains(v)
-  override def ranges(limit: Int): Option[KeyRanges] = Some(KeyRanges.cover(bitmap.keys, limit))
+  override def ranges(limit: Int): Option[KeyRanges] = Some(KeyRanges.coverRuns(bitmap.foreachRun, limit))
 }
 
 /** Too many keys for an exact set: a bloom filter (false positives, no false negatives) and the range. */

@@ -27,29 +27,46 @@ object KeyRanges {
   def single(lo: Long, hi: Long): KeyRanges = KeyRanges(Array((lo, hi)))
 
   def cover(keys: Array[Long], limit: Int): KeyRanges = {
-    require(limit >= 1, "limit must be at least 1")
-    if (keys.isEmpty) return KeyRanges(Array.empty)
     val sorted = keys.clone()
     java.util.Arrays.sort(sorted)
-    if (sorted.length <= limit) return KeyRanges(sorted.map(k => (k, k)))
-    // the (limit - 1) widest gaps (gap i lies between sorted(i) and sorted(i + 1); the difference of two
-    // sorted longs fits in an unsigned long), kept in a min-heap of that size
-    def gap(i: Int): Long = sorted(i + 1) - sorted(i)
-    val heap = new java.util.PriorityQueue[Integer](limit, (x: Integer, y: Integer) =>
-      java.lang.Long.compareUnsigned(gap(x), gap(y)))
-    var i = 0
-    while (i < sorted.length - 1) {
-      if (java.lang.Long.compareUnsigned(gap(i), 1L) > 0) {
-        if (heap.size < limit - 1) heap.add(i)
-        else if (limit > 1 && java.lang.Long.compareUnsigned(gap(i), gap(heap.peek())) > 0) { heap.poll(); heap.add(i) }
+    coverRuns(run => {
+      var i = 0
+      while (i < sorted.length) {
+        var j = i // the run of consecutive values (duplicates included) from sorted(i)
+        while (j + 1 < sorted.length && (sorted(j + 1) == sorted(j) || sorted(j + 1) == sorted(j) + 1)) j += 1
+        run(sorted(i), sorted(j))
+        i = j + 1
       }
-      i += 1
+    }, limit)
+  }
+
+  /** The cover of the keys given as their maximal runs of consecutive values, in ascending order
+   * (`foreachRun` calls its argument with each run's first and last key): only the `limit - 1` widest
+   * gaps between runs are held, never the keys (a bitmap's keys may be hundreds of millions). */
+  def coverRuns(foreachRun: ((Long, Long) => Unit) => Unit, limit: Int): KeyRanges = {
+    require(limit >= 1, "limit must be at least 1")
+    // a gap is (last key before it, first key after it); the difference of two ascending longs fits in
+    // an unsigned long. A min-heap of the widest gaps seen.
+    def width(g: (Long, Long)): Long = g._2 - g._1
+    val heap = new java.util.PriorityQueue[(Long, Long)](limit,
+      (x: (Long, Long), y: (Long, Long)) => java.lang.Long.compareUnsigned(width(x), width(y)))
+    var (first, last, any) = (0L, 0L, false)
+    foreachRun { (a, b) =>
+      if (!any) { first = a; any = true }
+      else if (limit > 1) {
+        if (heap.size < limit - 1) heap.add((last, a))
+        else if (java.lang.Long.compareUnsigned(a - last, width(heap.peek())) > 0) { heap.poll(); heap.add((last, a)) }
+      }
+      last = b
     }
-    val cuts = heap.toArray(new Array[Integer](0)).map(_.intValue).sorted
-    var start = sorted(0)
+    if (!any) return KeyRanges(Array.empty)
     val out = Array.newBuilder[(Long, Long)]
-    cuts.foreach { i => out += ((start, sorted(i))); start = sorted(i + 1) }
-    out += ((start, sorted(sorted.length - 1)))
+    var start = first
+    heap.toArray(new Array[(Long, Long)](0)).sortBy(_._1).foreach { case (before, after) =>
+      out += ((start, before))
+      start = after
+    }
+    out += ((start, last))
     KeyRanges(out.result())
   }
 }

@@ -20,21 +20,27 @@ final class LongBitmap(val lo: Long, val hi: Long) extends Serializable {
     this
   }
 
-  /** The keys, in ascending order. */
-  def keys: Array[Long] = {
-    val out = new Array[Long](bits.iterator.map(java.lang.Long.bitCount).sum)
+  /** Calls `f(first, last)` for each maximal run of consecutive keys, in ascending order. */
+  def foreachRun(f: (Long, Long) => Unit): Unit = {
+    var start = -1L // offset of the open run's first key; -1: none open
     var i = 0
-    var n = 0
     while (i < bits.length) {
-      var word = bits(i)
-      while (word != 0) {
-        out(n) = lo + i * 64L + java.lang.Long.numberOfTrailingZeros(word)
-        n += 1
-        word &= word - 1
+      val (word, base) = (bits(i), i * 64L)
+      if (word == -1L) { if (start < 0) start = base }
+      else if (word == 0L) { if (start >= 0) { f(lo + start, lo + base - 1); start = -1 } }
+      else {
+        var b = 0
+        while (b < 64) {
+          val set = ((word >>> b) & 1L) != 0
+          if (set && start < 0) start = base + b
+          else if (!set && start >= 0) { f(lo + start, lo + base + b - 1); start = -1 }
+          b += 1
+        }
       }
       i += 1
     }
-    out
+    // bits past hi are never set: a run open at the end ends at the last bit, which is hi
+    if (start >= 0) f(lo + start, lo + bits.length * 64L - 1)
   }
 }
 
@@ -43,5 +49,6 @@ object LongBitmap {
   val MaxBits: Long = 1L << 31
 
   /** Whether [lo, hi] spans fewer than `maxBits` values (false when hi - lo overflows). */
-  def fits(lo: Long, hi: Long, maxBits: Long): Boolean = hi >= lo && hi - lo >= 0 && hi - lo < math.min(maxBits, MaxBits)
+  def fits(lo: Long, hi: Long, maxBits: Long): Boolean =
+    hi >= lo && hi - lo >= 0 && hi - lo < math.min(maxBits, MaxBits)
 }

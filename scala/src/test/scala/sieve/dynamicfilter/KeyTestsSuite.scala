@@ -28,13 +28,15 @@ class KeyTestsSuite extends AnyFunSuite {
     }
   }
 
-  test("LongBitmap: add, contains, merge, keys in order; refuses a range it cannot hold") {
+  test("LongBitmap: add, contains, merge, runs in order; refuses a range it cannot hold") {
     val (a, b) = (new LongBitmap(-70, 200), new LongBitmap(-70, 200))
     Seq(-70L, -1L, 0L, 63L, 64L).foreach(a.add)
     Seq(5L, 200L).foreach(b.add)
     val m = a.merge(b)
-    assert(m.keys.toSeq === Seq(-70L, -1L, 0L, 5L, 63L, 64L, 200L))
-    assert((-80L to 210L).filter(m.contains) === m.keys.toSeq)
+    val runs = Seq.newBuilder[(Long, Long)]
+    m.foreachRun((first, last) => runs += ((first, last)))
+    assert(runs.result() === Seq((-70L, -70L), (-1L, 0L), (5L, 5L), (63L, 64L), (200L, 200L)))
+    assert((-80L to 210L).filter(m.contains) === Seq(-70L, -1L, 0L, 5L, 63L, 64L, 200L))
     assert(!LongBitmap.fits(Long.MinValue, Long.MaxValue, Long.MaxValue))
     assert(!LongBitmap.fits(0, 1L << 20, 1L << 20) && LongBitmap.fits(0, (1L << 20) - 1, 1L << 20))
     intercept[IllegalArgumentException](a.merge(new LongBitmap(0, 200)))
@@ -43,7 +45,8 @@ class KeyTestsSuite extends AnyFunSuite {
   test("BlockedBloomFilter: no false negative, false positives near the target, merges") {
     val rnd = new Random(7)
     val keys = Seq.fill(50000)(rnd.nextLong()).toSet
-    val (one, other) = (BlockedBloomFilter.create(keys.size, 0.03, 1L << 30), BlockedBloomFilter.create(keys.size, 0.03, 1L << 30))
+    def create() = BlockedBloomFilter.create(keys.size, 0.03, 1L << 30)
+    val (one, other) = (create(), create())
     keys.zipWithIndex.foreach { case (k, i) => (if (i % 2 == 0) one else other).putLong(k) }
     val bloom = one.merge(other)
     keys.foreach(k => assert(bloom.mightContainLong(k), s"key $k"))
