@@ -13,6 +13,10 @@ mostly JIT and codegen time even on this tiny data, so runs are the budget):
 - ``test_sieve_matches_vanilla[qNN-aqe_off]``: AQE off for the fixed subset ``AQE_OFF_QUERIES`` (all 99
   with ``SIEVE_TPCDS_FULL=1``), sieve on, against the same vanilla answer: vanilla Spark's answer to a
   deterministic query does not depend on AQE, so it is computed once per query (with AQE on).
+- Dynamic filters are forced onto every join the rule allows (``minApplicationBytes=0``: these tables
+  are far below the 64 MB default); ``test_dynamic_filters_are_in_most_plans`` checks that they are in
+  most plans, and ``test_sieve_matches_vanilla_beyond_the_in_set`` reruns the AQE-off subset with AQE
+  on and ``maxInSetSize=2``, so that filters become exact bitmaps and bloom filters (both must occur).
 - ``test_vanilla_spark_agrees_with_duckdb``: vanilla Spark's answers (reused, no new Spark runs) against
   DuckDB's on the same Parquet files. It guards the harness: a query that went wrong in translation
   would make "sieve equals vanilla" hold vacuously.
@@ -37,6 +41,7 @@ from pathlib import Path
 import pytest
 
 import tpcds
+from spark_sieve import explain as sieve_explain
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SIEVE_CACHE") or REPO / ".cache") / "tpcds"
@@ -171,7 +176,8 @@ def _vanilla_answer(spark, queries, n, cache=None):
 
 
 def _check_sieve(spark, queries, n, aqe_on, expected, where=""):
-    """Runs query ``n`` with sieve on and fails with the differing rows unless it equals ``expected``."""
+    """Runs query ``n`` with sieve on and fails with the differing rows unless it equals ``expected``;
+    returns the DataFrame run."""
     expected_rows, columns = expected
     settings = _settings(True, aqe_on)
     try:
@@ -187,6 +193,7 @@ def _check_sieve(spark, queries, n, aqe_on, expected, where=""):
             f"tpcds.queries()[{n}] (tests/tpcds.py), data sf={SCALE_FACTOR} in {CACHE}",
             columns, expected_rows, got, d, plan=df._jdf.queryExecution().executedPlan().toString()),
             pytrace=False)
+    return df
 
 
 # ------------------------------------------------------------------------------------------ fixtures
@@ -205,9 +212,13 @@ def tpcds_dir():
 def tpcds_spark(spark, tpcds_dir):
     spark.sparkContext.setLogLevel("ERROR")
     tpcds.register(spark, tpcds_dir)
+    # sf=0.01 tables are far below the 64 MB a dynamic filter waits for by default: without this, no
+    # query here would get one, and "sieve equals vanilla" would say nothing about them
+    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
     yield spark
-    spark.conf.unset("spark.sieve.enabled")
-    spark.conf.unset("spark.sql.adaptive.enabled")
+    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled",
+                "spark.sieve.dynamicFilter.minApplicationBytes", "spark.sieve.dynamicFilter.maxInSetSize"):
+        spark.conf.unset(key)
 
 
 # ------------------------------------------------------------------------------------------- tests
@@ -224,6 +235,32 @@ def _cases():
 def test_sieve_matches_vanilla(tpcds_spark, queries, n, aqe_on):
     expected = _vanilla_answer(tpcds_spark, queries, n, cache=_VANILLA)
     _check_sieve(tpcds_spark, queries, n, aqe_on, expected)
+
+
+def test_dynamic_filters_are_in_most_plans(tpcds_spark, queries):
+    """The rule fires across the suite (planning only): the answers above cover dynamic filters."""
+    tpcds_spark.conf.set("spark.sieve.enabled", "true")
+    with_filter = [n for n in QUERY_NUMBERS if n not in tpcds.SKIPPED and "DynamicFilter" in
+                   tpcds_spark.sql(queries[n].split(";")[0])._jdf.queryExecution().optimizedPlan().toString()]
+    print(f"\n{len(with_filter)} queries get a dynamic filter")
+    assert len(with_filter) >= 60, f"only {len(with_filter)} queries get a dynamic filter: {with_filter}"
+
+
+def test_sieve_matches_vanilla_beyond_the_in_set(tpcds_spark, queries):
+    """The AQE-off subset again with AQE on and at most 2 keys per IN-set: every filter with more keys
+    is an exact bitmap or a bloom filter (collected in one pass when AQE knows the row count)."""
+    tpcds_spark.conf.set("spark.sieve.dynamicFilter.maxInSetSize", "2")
+    kinds = Counter()
+    try:
+        for n in AQE_OFF_QUERIES:
+            expected = _vanilla_answer(tpcds_spark, queries, n, cache=_VANILLA)
+            df = _check_sieve(tpcds_spark, queries, n, True, expected, where=" (maxInSetSize=2)")
+            text = sieve_explain(df, print_it=False)
+            kinds.update(k for k in ("in-set", "bitmap", "bloom filter", "empty") if f"filter:  {k}" in text)
+    finally:
+        tpcds_spark.conf.unset("spark.sieve.dynamicFilter.maxInSetSize")
+    print(f"\nfilter kinds: {dict(kinds)}")
+    assert kinds["bitmap"] > 0 and kinds["bloom filter"] > 0, f"filter kinds seen: {dict(kinds)}"
 
 
 def test_every_query_is_covered(queries):
