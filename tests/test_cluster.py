@@ -31,3 +31,38 @@ def test_bulk_filter_reads_value_files_on_executors(cluster_spark, tmp_path):
     got = tree.apply(df).count()
     expected = df.where(f"k % 7 = 0 OR NOT (id < 1000 AND id % 7 = 0)").count()
     assert got == expected
+
+
+def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, tmp_path):
+    """An IN-set, a bitmap and a bloom filter each travel to executors in other JVMs (serialized, their
+    per-row tests rebuilt there) and give vanilla's answer."""
+    fact, dim = str(tmp_path / "fact"), str(tmp_path / "dim")
+    cluster_spark.range(0, 60000, numPartitions=6).selectExpr(
+        "CAST(id % 3000 AS INT) AS k", "id AS v").write.parquet(fact)
+    # keys 0..2999: `cat < 50` keeps 1,500 keys dense in [0, 2949] (a bitmap once they overflow the
+    # IN-set), `cat = 7` 30 keys 100 apart (too sparse for a bitmap: a bloom filter)
+    cluster_spark.range(0, 3000, numPartitions=2).selectExpr(
+        "CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat").write.parquet(dim)
+    cluster_spark.read.parquet(fact).createOrReplaceTempView("c_fact")
+    cluster_spark.read.parquet(dim).createOrReplaceTempView("c_dim")
+    cases = [("in-set", "cat = 7", {}),
+             ("bitmap", "cat < 50", {"spark.sieve.dynamicFilter.maxInSetSize": "10"}),
+             ("bloom filter", "cat = 7", {"spark.sieve.dynamicFilter.maxInSetSize": "10"})]
+    base = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    try:
+        for kind, where, extra in cases:
+            for k, v in {**base, **extra}.items():
+                cluster_spark.conf.set(k, v)
+            sql = f"SELECT f.k, sum(f.v) AS s FROM c_fact f JOIN c_dim d ON f.k = d.k WHERE d.{where} GROUP BY f.k"
+            cluster_spark.conf.set("spark.sieve.enabled", "false")
+            expected = sorted(cluster_spark.sql(sql).collect())
+            cluster_spark.conf.set("spark.sieve.enabled", "true")
+            df = cluster_spark.sql(sql)
+            assert sorted(df.collect()) == expected, kind
+            text = sieve.explain(df, print_it=False)
+            assert f"filter:  {kind}" in text, text
+            for k in extra:
+                cluster_spark.conf.unset(k)
+    finally:
+        for k in list(base) + ["spark.sieve.enabled", "spark.sieve.dynamicFilter.maxInSetSize"]:
+            cluster_spark.conf.unset(k)

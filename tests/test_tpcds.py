@@ -301,11 +301,12 @@ def test_tpcds_cluster(cluster_spark, queries, tpcds_dir):
     """Join-heavy queries with sieve on equal vanilla's when the executors run in their own JVMs."""
     cluster_spark.sparkContext.setLogLevel("ERROR")
     tpcds.register(cluster_spark, tpcds_dir)
+    cluster_spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")  # as in tpcds_spark
     try:
         for n in CLUSTER_QUERIES:
             # vanilla's answer does not depend on where it runs: reuse the local one when there is one
             expected = _vanilla_answer(cluster_spark, queries, n, cache=_VANILLA)
             _check_sieve(cluster_spark, queries, n, True, expected, where=" on the standalone cluster")
     finally:
-        cluster_spark.conf.unset("spark.sieve.enabled")
-        cluster_spark.conf.unset("spark.sql.adaptive.enabled")
+        for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes"):
+            cluster_spark.conf.unset(key)
