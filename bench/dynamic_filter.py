@@ -30,7 +30,7 @@ Variants:
   sieve-eager  the same with spark.sieve.dynamicFilter.minApplicationBytes=0: a filter on every join the
            rule allows, whatever the size (shows what the size threshold protects; TPC-DS section)
 Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
-Each variant's rows are checked against vanilla's (doubles to 9 significant digits): a different answer is
+Each variant's rows are checked against vanilla's (as tests/answers.py compares them): a different answer is
 reported as WRONG ANSWER and not timed. (The TPC-DS section does not check: its LIMITs without a total
 order may pick different rows; tests/test_tpcds.py compares every query's full answer.)
 The `plans` column is read from each variant's final (adaptive) plan: the join Spark ran (BHJ broadcast
@@ -49,8 +49,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))  # answers, tpcds
 
-from common import DATA, ROOT, fmt, interleaved_medians, ratio, session  # noqa: E402
+from answers import diff_answers  # noqa: E402
+from common import DATA, fmt, interleaved_medians, ratio, session  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 
@@ -195,20 +197,14 @@ def collect(spark, sql, settings, plans=None, key=None, answers=None):
     return run
 
 
-def same_answer(rows, expected):
-    """Whether two results hold the same rows in any order (doubles to 9 significant digits: a sum's
-    last bits depend on the order Spark adds in)."""
-    def norm(row):
-        return tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
-    return sorted(map(norm, rows), key=repr) == sorted(map(norm, expected), key=repr)
-
-
 def wrong_answers(answers):
-    """The variants whose rows differ from vanilla's (every variant must give vanilla's answer)."""
+    """The variants whose rows differ from vanilla's (every variant must give vanilla's answer; rows
+    compared as the TPC-DS test compares them, tests/answers.py)."""
     expected = answers.get("vanilla")
     if expected is None:
         return []
-    return [v for v, rows in answers.items() if v != "vanilla" and not same_answer(rows, expected)]
+    return [v for v, rows in answers.items()
+            if v != "vanilla" and diff_answers([tuple(r) for r in expected], [tuple(r) for r in rows]) is not None]
 
 
 def error_text(e):
@@ -359,13 +355,10 @@ def goals(results):
 # ---- TPC-DS ------------------------------------------------------------------------------------
 
 def _tpcds_module():
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
     try:
         import tpcds  # noqa: PLC0415 - tests/tpcds.py: generate(out_dir, sf), queries(), register(spark, dir), SKIPPED
     except ImportError as e:
         return None, str(e)
-    finally:
-        sys.path.pop(0)
     return tpcds, None
 
 

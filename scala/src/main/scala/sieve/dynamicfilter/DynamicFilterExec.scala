@@ -117,14 +117,13 @@ case class DynamicFilterExec(
       s"""${k.code}
          |if (${k.value}.anyNull() || !$keyTest.keepRow(${k.value})) continue;""".stripMargin
     }
-    // Only the key's columns are read before the test (a dropped row's other columns are never
-    // decoded); `continue` skips the row, the do-while(false) gives it a loop to leave wherever the
-    // producer's code puts this (both as Spark's FilterExec does).
-    val keyColumns = evaluateRequiredVariables(child.output, input, AttributeSet(keys.flatMap(_.references)))
+    // The check reads the key's columns itself (generating their code took it out of `input`); the
+    // other columns are left to the consumer, so a dropped row's are never decoded. `continue` skips
+    // the row, the do-while(false) gives it a loop to leave wherever the producer's code puts this
+    // (both as Spark's FilterExec does).
     s"""
        |do {
        |  $rowsIn.add(1);
-       |  $keyColumns
        |  $check
        |  $rowsOut.add(1);
        |  ${consume(ctx, input)}

@@ -67,7 +67,7 @@ final class InSetFilter(shape: KeyShape, longs: Option[LongSet], rows: Option[ja
   private val (lo, hi) = range.getOrElse((Long.MinValue, Long.MaxValue))
   // built where the rows are tested, once per executor (the broadcast value is shared by its tasks)
   @transient private lazy val exact = longs.map(new ExactLongTest(_, lo, hi)).orNull
-  @transient private lazy val rowSet = rows.orNull
+  private val rowSet = rows.orNull
   @transient private lazy val rowPrint = rows.map { set =>
     val f = new Fingerprint(set.size)
     set.forEach(r => f.add(KeyHash.ofRow(r)))

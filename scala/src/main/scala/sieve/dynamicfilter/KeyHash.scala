@@ -16,5 +16,6 @@ private[dynamicfilter] object KeyHash {
   }
 
   /** The key row's bytes, hashed in place (no copy). */
-  def ofRow(key: UnsafeRow): Long = XXH64.hashUnsafeBytes(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, 42L)
+  def ofRow(key: UnsafeRow): Long =
+    XXH64.hashUnsafeBytes(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, 42L)
 }
