@@ -5,7 +5,18 @@ package sieve.bulkfilter
  * AND = product of its children, OR = 10 x their sum. Each node's children are sorted ascending,
  * bottom-up; `sortBy` is stable, so ties keep the user's order.
  */
-object SeedCostModel extends CostModel {
+class SeedCostModel(leafCost: Int => Double) extends CostModel {
+  def name: String = "seed"
+
+  def orderLevel(node: Node[Int], children: Seq[FilterTree[Int]]): Seq[FilterTree[Int]] =
+    children.sortBy(SeedCostModel.costWith(_)(leafCost))
+
+  def render(tree: FilterTree[Int], labels: Seq[String]): String =
+    SeedCostModel.renderWithCosts(tree, labels)
+}
+
+/** The seed's model with every leaf at [[SeedCostModel.LeafCost]]. */
+object SeedCostModel extends SeedCostModel(_ => 0.1) {
   val LeafCost = 0.1
 
   def cost[L](tree: FilterTree[L]): Double = costWith(tree)(_ => LeafCost)
@@ -17,10 +28,6 @@ object SeedCostModel extends CostModel {
     case AnyOf(cs) => 10 * cs.map(costWith(_)(leafCost)).sum
   }
 
-  def name: String = "seed"
-
-  def reorder(tree: FilterTree[Int]): FilterTree[Int] = reorderAny(tree)
-
   def reorderAny[L](tree: FilterTree[L]): FilterTree[L] = reorderWith(tree)(_ => LeafCost)
 
   /** Each level sorted ascending by `costWith(leafCost)`, bottom-up, ties in written order. */
@@ -29,8 +36,6 @@ object SeedCostModel extends CostModel {
     case n: Node[L] =>
       n.withChildren(n.children.map(reorderWith(_)(leafCost)).sortBy(costWith(_)(leafCost)))
   }
-
-  def render(tree: FilterTree[Int], labels: Seq[String]): String = renderWithCosts(tree, labels)
 
   /** The tree's text with each node's cost, for explain. */
   def renderWithCosts[L](tree: FilterTree[L], show: L => String): String = tree match {

@@ -29,7 +29,13 @@ class StatsCostModel(leaf: Int => LeafEstimate) extends CostModel {
   /** c / gain, where a child that can decide nothing (gain 0) goes last. */
   private def rank(c: Double, gain: Double): Double = if (gain <= 0) Double.MaxValue else c / gain
 
-  def reorder(tree: FilterTree[Int]): FilterTree[Int] = estimate(tree)._1
+  def orderLevel(node: Node[Int], children: Seq[FilterTree[Int]]): Seq[FilterTree[Int]] = {
+    val est = children.map(c => c -> estimate(c)._2)
+    (node match {
+      case _: AllOf[Int] => est.sortBy { case (_, e) => rank(e.c, 1 - e.s) }
+      case _: AnyOf[Int] => est.sortBy { case (_, e) => rank(e.c, e.s) }
+    }).map(_._1)
+  }
 
   def render(tree: FilterTree[Int], labels: Seq[String]): String = {
     def go(t: FilterTree[Int]): String = {

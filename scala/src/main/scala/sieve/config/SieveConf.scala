@@ -33,6 +33,12 @@ object SieveConf {
     "A key column's value table is broadcast when its sources hold at most this many bytes; larger " +
       "ones are joined as Spark chooses (usually by shuffling both sides).")
 
+  val SUBQUERY_ORDER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.subqueryOrder.enabled", default = true,
+    "Order the AND/OR levels of ordinary filters made of IN (subquery) / EXISTS / NOT EXISTS predicates " +
+      "with spark.sieve.bulkFilter.costModel, as bulk filters are ordered (Spark joins them in written " +
+      "order). A nondeterministic predicate, or one that can raise an error, never moves and nothing moves past it.")
+
   val DYNAMIC_FILTER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.enabled", default = true,
     "Insert dynamic filters: at run time the join keys that survive the small side's filters prune the " +
@@ -92,7 +98,7 @@ object SieveConf {
       "cached) once the keys are known, and skips the files whose row groups cannot hold a key; 0 = never.")
 
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
-    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, DYNAMIC_FILTER_ENABLED,
+    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, SUBQUERY_ORDER_ENABLED, DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,

@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, GenerateUnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
-import org.apache.spark.sql.execution.{CodegenSupport, FileSourceScanExec, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.{CodegenSupport, ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter,
+  ProjectExec, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -31,6 +32,7 @@ import sieve.config.SieveConf
 case class DynamicFilterExec(
     keys: Seq[Expression],
     child: SparkPlan,
+    madeFor: JoinKeys,
     creation: Option[SparkPlan] = None,
     creationKeys: Seq[Expression] = Nil,
     broadcast: Boolean = false) extends SparkPlan with CodegenSupport {
@@ -181,25 +183,26 @@ case class DynamicFilterExec(
    * and page-index checks (measured: ~0.2 s per filter on a 150 MB TPC-DS scan). */
   private def pushDown(filter: KeyFilter): SparkPlan = keys match {
     case Seq(key: Attribute) =>
-      val inLimit = SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf)
-      val ranges = filter.ranges(SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt)
-      child.transformUp {
-        case scan: FileSourceScanExec if scan.output.exists(_.exprId == key.exprId) =>
-          val column = scan.output.find(_.exprId == key.exprId).get
-          val footers = ranges.flatMap(footerPruning(scan, column, _))
-          val predicates = (filter, footers) match {
-            case (EmptyKeyFilter, _) => Seq(Literal(false))
-            case (_, Some((_, skipsInsideFiles))) =>
-              // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
-              if (skipsInsideFiles) ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq else Nil
-            case (f, None) => f.inLiterals(column.dataType, inLimit).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
-              ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq
-          }
-          pushed = predicates
-          if (predicates.isEmpty && footers.isEmpty) scan
-          else SharedScanMetrics(scan, scan.copy(relation = footers.map(_._1).getOrElse(scan.relation),
-            dataFilters = scan.dataFilters ++ predicates))
-      }
+      DynamicFilterExec.scanBelow(child, key).map { scan =>
+        val column = scan.output.find(_.exprId == key.exprId).get
+        val inLimit = SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf)
+        val ranges = filter.ranges(SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt)
+        val footers = ranges.flatMap(footerPruning(scan, column, _))
+        val predicates = (filter, footers) match {
+          case (EmptyKeyFilter, _) => Seq(Literal(false))
+          case (_, Some((_, skipsInsideFiles))) =>
+            // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
+            if (skipsInsideFiles) ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq else Nil
+          case (f, None) => f.inLiterals(column.dataType, inLimit).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
+            ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq
+        }
+        pushed = predicates
+        if (predicates.isEmpty && footers.isEmpty) child
+        else child.transformUp {
+          case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
+            relation = footers.map(_._1).getOrElse(scan.relation), dataFilters = scan.dataFilters ++ predicates))
+        }
+      }.getOrElse(child)
     case _ => child
   }
 
@@ -239,6 +242,15 @@ case class DynamicFilterExec(
 }
 
 object DynamicFilterExec {
+  /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
+   * is copied when the scan gets the pushed filter, so it holds nothing whose state the generated code
+   * of this stage already refers to (another DynamicFilterExec, a join's hash relation). */
+  def scanBelow(plan: SparkPlan, key: Attribute): Option[FileSourceScanExec] = plan match {
+    case scan: FileSourceScanExec => Some(scan).filter(_.output.exists(_.exprId == key.exprId))
+    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head, key)
+    case _ => None
+  }
+
   /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
   def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
     def lit(v: Long) = KeyFilter.literal(v, key.dataType)
