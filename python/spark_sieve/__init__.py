@@ -19,7 +19,10 @@ from .errors import (
     SparkVersionError,
     TreeError,
 )
+from .errors import install_conversion as _install_conversion
 from .session import configure, jar_build_info, status
+
+_install_conversion()
 
 __all__ = [
     "__version__",

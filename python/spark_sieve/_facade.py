@@ -6,7 +6,7 @@ Python checks its arguments before calling; JVM exceptions come back as ``SieveE
 from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 
-from .errors import JVM_ERRORS, ExtensionNotEnabledError, JvmError, SieveError
+from .errors import ExtensionNotEnabledError, JvmError, SieveError, from_jvm
 
 EXTENSION_CLASS = "sieve.SieveExtensions"
 
@@ -20,13 +20,8 @@ _HOW_TO_ENABLE = (
 def translate(error):
     """The SieveError for a Py4JJavaError: the first spark-sieve exception in its cause chain."""
     throwable = error.java_exception
-    first = (throwable.getClass().getName(), throwable.getMessage())
-    while throwable is not None:
-        name = throwable.getClass().getName()
-        if name in JVM_ERRORS or name.startswith("sieve.errors."):
-            return JVM_ERRORS.get(name, SieveError)(throwable.getMessage(), jvm_class=name)
-        throwable = throwable.getCause()
-    return JvmError(f"{first[0]}: {first[1]}", jvm_class=first[0])
+    name = throwable.getClass().getName()
+    return from_jvm(throwable) or JvmError(f"{name}: {throwable.getMessage()}", jvm_class=name)
 
 
 class Facade:

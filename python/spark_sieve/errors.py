@@ -1,7 +1,11 @@
 """Typed errors. Every error spark-sieve raises on purpose is a :class:`SieveError`.
 
-JVM exceptions thrown by the facade arrive as the subclass that matches their JVM class
-(``sieve.errors.SieveConfigException`` -> :class:`ConfigError`), carrying the JVM's message.
+A spark-sieve exception from the JVM arrives as the subclass that matches its JVM class
+(``sieve.errors.SieveConfigException`` -> :class:`ConfigError`), with the JVM's message, wherever it
+surfaces: a spark-sieve call, ``spark.sql(...)``, an action. It is also PySpark's own
+``AnalysisException`` (with ``getCondition()``, e.g. ``SIEVE_CONFIG_INVALID``), so code that catches
+PySpark's errors keeps working: importing spark_sieve extends PySpark's JVM-exception conversion to
+recognise spark-sieve's exceptions anywhere in the cause chain (:func:`install_conversion`).
 """
 
 
@@ -46,11 +50,72 @@ class JvmError(SieveError):
     """An unexpected JVM exception inside spark-sieve; ``jvm_class`` names it."""
 
 
-# JVM exception class -> Python class. A JVM SieveException subclass not listed maps to SieveError.
-JVM_ERRORS = {
-    "sieve.errors.SieveException": SieveError,
-    "sieve.errors.SieveConfigException": ConfigError,
-    "sieve.errors.SieveSourceException": SourceError,
-    "sieve.errors.SieveColumnException": ColumnError,
-    "sieve.errors.SieveTreeException": TreeError,
+# The condition (Spark error class) of each spark-sieve JVM exception -> Python class. Conditions, not
+# JVM classes, identify them: Spark re-wraps an AnalysisException raised during analysis (with the plan
+# attached) into one of its own classes, keeping the condition and the message.
+JVM_CONDITIONS = {
+    "SIEVE_CONFIG_INVALID": ConfigError,
+    "SIEVE_SOURCE_INVALID": SourceError,
+    "SIEVE_COLUMN_INVALID": ColumnError,
+    "SIEVE_TREE_INVALID": TreeError,
 }
+
+
+def _sieve_throwable(throwable):
+    """The first spark-sieve exception (a ``SIEVE_*`` condition) in a JVM throwable's cause chain."""
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    while throwable is not None:
+        if is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
+            condition = throwable.getCondition()
+            if condition and condition.startswith("SIEVE_"):
+                return throwable, condition
+        throwable = throwable.getCause()
+    return None
+
+
+_CAPTURED = {}
+
+
+def _captured_class(cls):
+    """``cls`` that is also PySpark's captured AnalysisException (made once per class)."""
+    if cls not in _CAPTURED:
+        from pyspark.errors.exceptions.captured import AnalysisException
+
+        def __init__(self, origin, message):
+            AnalysisException.__init__(self, origin=origin)
+            self._desc = message  # without the plan Spark appends to an analysis error's message
+            self.message = message
+            self.jvm_class = origin.getClass().getName()
+
+        _CAPTURED[cls] = type(cls.__name__, (cls, AnalysisException),
+                              {"__init__": __init__, "__module__": __name__, "__doc__": cls.__doc__})
+    return _CAPTURED[cls]
+
+
+def from_jvm(throwable):
+    """The SieveError for a JVM throwable whose cause chain holds a spark-sieve exception, else None."""
+    found = _sieve_throwable(throwable)
+    if found is None:
+        return None
+    origin, condition = found
+    message = origin.getMessageParameters().get("message") or origin.getMessage()
+    return _captured_class(JVM_CONDITIONS.get(condition, SieveError))(origin, message)
+
+
+def install_conversion():
+    """Make PySpark convert a JVM exception caused by spark-sieve into its SieveError subclass
+    (it would otherwise arrive as a bare ``Py4JJavaError`` or a generic Spark error). Idempotent."""
+    from pyspark.errors.exceptions import captured
+
+    original = captured.convert_exception
+    if getattr(original, "_spark_sieve", False):
+        return
+
+    def convert_exception(e):
+        return from_jvm(e) or original(e)
+
+    convert_exception._spark_sieve = True
+    captured.convert_exception = convert_exception

@@ -3,7 +3,7 @@ package sieve
 import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.bulkfilter.{LowerBulkFilters, ReorderSubqueryPredicates}
-import sieve.config.ValidateSieveConf
+import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.{DynamicFilterStrategy, InjectDynamicFilters, WireDynamicFilters, WireDynamicFiltersColumnarRule}
 
 /**
@@ -18,6 +18,8 @@ import sieve.dynamicfilter.{DynamicFilterStrategy, InjectDynamicFilters, WireDyn
  */
 class SieveExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
+    // spark.sieve.* known to Spark's SQL conf (spark.conf.get, SET -v): a registry, not a session change.
+    SieveConf.registerWithSpark()
     // Analysis: an unknown or malformed spark.sieve.* setting fails the query, naming the key.
     ext.injectCheckRule(_ => ValidateSieveConf)
     // Optimizer: BulkFilter nodes become per-key-column joins in cost order (the node has no physical

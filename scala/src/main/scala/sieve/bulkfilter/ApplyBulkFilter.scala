@@ -60,13 +60,13 @@ object ApplyBulkFilter {
       case r @ TextRead(key) =>
         val files = textFiles(r)
         val label = if (files.size == 1) Some(files.head.getPath.toUri.getPath) else None
-        castValues(ValueSources.readText(spark, files), "value", label, key)
+        castValues(ValueSources.readText(spark, files), "value", label, key, label.getOrElse("text files"))
       case SourceRead(source, leaf, key) =>
         val raw = source match {
           case p: PathSource => ValueSources.read(spark, resolve(p).format, Seq(p.path))
           case f: FrameSource => f.frame
         }
-        castValues(raw, valueColumnOf(raw, leaf), Some(source.describe), key)
+        castValues(raw, valueColumnOf(raw, leaf), Some(source.describe), key, source.describe)
     }
 
     var next = -1
@@ -123,17 +123,22 @@ object ApplyBulkFilter {
   }
 
   /**
-   * Two columns: `value`, cast to the key's type, NULLs dropped (they match nothing), and `file`, the
-   * file each value came from (for tagged text reads; empty otherwise). A value that does not cast
-   * fails the query with a message naming the file or source, the value and the column.
+   * Two columns: `value`, in the type the leaf compares in, NULLs dropped (they match nothing), and
+   * `file`, the file each value came from (for tagged text reads; empty otherwise).
+   * The comparison is Spark's own `=` ([[ValueComparison]]): strings are parsed as the key's type, and
+   * a value that does not parse fails the query with a message naming the file or source, the value and
+   * the column; values of another type are compared in the wider of the two types (DOUBLE 1.5 matches
+   * no INT), so a value no key can equal matches nothing.
    */
-  private def castValues(raw: DataFrame, name: String, label: Option[String], key: Attribute): DataFrame = {
+  private def castValues(raw: DataFrame, name: String, label: Option[String], key: Attribute,
+      source: String): DataFrame = {
     val v = raw.col(name)
     val file = if (label.isEmpty) col("_metadata.file_path") else lit("")
     val where = label.map(lit).getOrElse(url_decode(regexp_replace(file, "^file:", "")))
-    val target = key.dataType
+    val target = ValueComparison.valueType(raw.sparkSession, key, raw.schema(name).dataType, source)
     val cast: Column =
       if (raw.schema(name).dataType == target) v
+      else if (!ValueComparison.isString(raw.schema(name).dataType)) v.cast(target) // lossless: target is wider
       else when(v.isNotNull && v.try_cast(target).isNull, raise_error(concat(
           lit("spark-sieve: value '"), v.cast(StringType), lit("' in "), where,
           lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))

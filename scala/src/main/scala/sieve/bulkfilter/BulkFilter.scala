@@ -1,6 +1,6 @@
 package sieve.bulkfilter
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /**
@@ -31,6 +31,9 @@ case class BulkFilter(
 
   def valueOf(source: Int): Attribute = sources(source).output.head
   def fileOf(source: Int): Attribute = sources(source).output(1)
+
+  /** Leaf `i`'s key as it is compared with its values (cast when they are of a wider type). */
+  def compareKey(leaf: Int): Expression = ValueComparison.keyFor(keys(leaf), valueOf(leafSources(leaf)).dataType)
 
   // The sources' columns are used too: without them, column pruning would empty the sources.
   override lazy val references: AttributeSet = AttributeSet(keys ++ sources.flatMap(_.output))

@@ -18,11 +18,13 @@ object BulkFilterOrder {
 
   def chosenTree(bf: BulkFilter, conf: SQLConf): FilterTree[Int] = model(bf, conf).reorder(bf.tree)
 
-  /** Leaves grouped by key column, the columns in the order their first leaf appears in `tree`. */
+  /** Leaves grouped by key column (and the type it is compared in: one value table per type), the
+   * columns in the order their first leaf appears in `tree`. */
   def columnsInOrder(bf: BulkFilter, tree: FilterTree[Int]): Seq[Seq[Int]] = {
     val leaves = tree.leaves
-    val byColumn = leaves.groupBy(l => bf.keys(l).exprId)
-    leaves.map(l => bf.keys(l).exprId).distinct.map(byColumn)
+    def column(l: Int) = (bf.keys(l).exprId, bf.valueOf(bf.leafSources(l)).dataType)
+    val byColumn = leaves.groupBy(column)
+    leaves.map(column).distinct.map(byColumn)
   }
 
   /** What `spark_sieve.explain` prints for one node: the tree as written and as run, with costs. */

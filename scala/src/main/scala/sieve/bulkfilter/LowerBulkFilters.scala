@@ -42,12 +42,13 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
     val conjuncts = topLevelConjuncts(tree)
     val joined = BulkFilterOrder.columnsInOrder(bf, tree).foldLeft(bf.child) { (input, leaves) =>
       val key = bf.keys(leaves.head)
+      val compared = bf.compareKey(leaves.head)
       val join = leaves match {
         case Seq(leaf) =>
           // One leaf on this column: its values as they are, no table of masks to build.
           val source = bf.leafSources(leaf)
           val values = Project(Seq(bf.valueOf(source)), bf.sources(source))
-          val on = Some(EqualTo(key, bf.valueOf(source)))
+          val on = Some(EqualTo(compared, bf.valueOf(source)))
           maskOf(leaf) = conditionInputs.size
           if (conjuncts(leaf)) {
             // a top-level AND conjunct: a semi / anti join, and the leaf holds for every row left
@@ -66,7 +67,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
             bits(leaf) = slots(leaf).bit
           }
           conditionInputs ++= masks
-          Join(input, table, LeftOuter, Some(EqualTo(key, value)), hint(table))
+          Join(input, table, LeftOuter, Some(EqualTo(compared, value)), hint(table))
       }
       leaves.foreach(known(_) = true)
       // A semi / anti join decides only its own leaf, true for every row it keeps: the tree can reject

@@ -3,7 +3,7 @@ package sieve.bulkfilter
 import java.util.Locale
 
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
-import org.apache.spark.sql.{classic, DataFrame, SparkSession}
+import org.apache.spark.sql.{classic, DataFrame, SieveDatasets, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.text.TextFileFormat
 import org.apache.spark.sql.types.{StringType, StructType}
@@ -34,6 +34,10 @@ object ValueSources {
     }
     if (!fs.exists(hadoopPath)) throw new SieveSourceException(path, "no such file or directory")
     val files = dataFiles(fs, hadoopPath)
+    if (files.isEmpty) {
+      throw new SieveSourceException(path, "is a directory with no data files (an empty value set is an " +
+        "empty file: an empty text file, or a parquet file with no rows)")
+    }
     val fmt = format.map(_.toLowerCase(Locale.ROOT)) match {
       case Some(f) if Formats.contains(f) => f
       case Some(f) => throw new SieveSourceException(path, s"unsupported format '$f' (supported: ${Formats.mkString(", ")})")
@@ -49,9 +53,10 @@ object ValueSources {
     spark.asInstanceOf[classic.SparkSession].baseRelationToDataFrame(relation)
   }
 
-  /** One DataFrame over `paths` (all of one format). */
+  /** One DataFrame over `paths` (all of one format), each read as the path it is: `v[1].csv` is that
+   * file, not a glob matching `v1.csv`. */
   def read(spark: SparkSession, format: String, paths: Seq[String]): DataFrame = {
-    val reader = spark.read
+    val reader = spark.read.option(SieveDatasets.NoGlobbing._1, SieveDatasets.NoGlobbing._2)
     format match {
       case "text" => reader.text(paths: _*)
       case "csv" => reader.option("header", "true").csv(paths: _*)

@@ -2,6 +2,10 @@ package sieve.config
 
 import java.util.Locale
 
+import scala.util.Try
+
+import org.apache.spark.network.util.JavaUtils
+
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.errors.SieveConfigException
@@ -16,14 +20,15 @@ final case class ConfigEntry[T](
     default: T,
     doc: String,
     typeName: String,
-    parse: String => Either[String, T]) {
+    parse: String => Either[String, T],
+    show: T => String = (v: T) => v.toString) {
 
   def get(conf: SQLConf): T = Option(conf.getConfString(key, null)) match {
     case None => default
     case Some(raw) => parse(raw.trim).fold(msg => throw new SieveConfigException(key, msg), identity)
   }
 
-  def defaultString: String = default.toString
+  def defaultString: String = show(default)
 }
 
 object ConfigEntry {
@@ -41,6 +46,20 @@ object ConfigEntry {
         case Some(v) => Left(s"$v is below the minimum $min")
         case None => Left(s"'$raw' is not a whole number")
       })
+
+  /** A byte size: a number of bytes, or with a unit as Spark's own sizes take them (`64m`, `1g`, `512k`). */
+  def bytes(key: String, default: Long, doc: String, min: Long = 0L): ConfigEntry[Long] =
+    ConfigEntry(key, default, doc, "bytes", raw =>
+      Try(JavaUtils.byteStringAsBytes(raw)).toOption match {
+        case Some(v) if v >= min => Right(v)
+        case Some(v) => Left(s"$v bytes is below the minimum $min")
+        case None => Left(s"'$raw' is not a byte size (a number of bytes, or with a unit: 512k, 64m, 1g)")
+      }, showBytes)
+
+  private def showBytes(v: Long): String =
+    Seq(30 -> "g", 20 -> "m", 10 -> "k").collectFirst {
+      case (shift, unit) if v >= (1L << shift) && v % (1L << shift) == 0 => s"${v >> shift}$unit"
+    }.getOrElse(v.toString)
 
   def double(key: String, default: Double, doc: String, min: Double, max: Double): ConfigEntry[Double] =
     ConfigEntry(key, default, doc, "double", raw =>

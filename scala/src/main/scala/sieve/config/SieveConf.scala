@@ -1,5 +1,6 @@
 package sieve.config
 
+import org.apache.spark.sql.SieveSqlConf
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.errors.SieveConfigException
@@ -28,7 +29,7 @@ object SieveConf {
     "Rows of the input the stats cost model samples (one small job per bulk filter) to estimate " +
       "key columns' distinct counts when Catalyst has no column statistics.", min = 1L)
 
-  val BULK_FILTER_BROADCAST_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+  val BULK_FILTER_BROADCAST_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.bulkFilter.broadcastBytes", default = 256L << 20,
     "A key column's value table is broadcast when its sources hold at most this many bytes; larger " +
       "ones are joined as Spark chooses (usually by shuffling both sides).")
@@ -44,7 +45,7 @@ object SieveConf {
     "Insert dynamic filters: at run time the join keys that survive the small side's filters prune the " +
       "big side's scan before it is read, shuffled or probed.")
 
-  val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+  val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.minApplicationBytes", default = 64L << 20,
     "A join side is filtered only when Spark estimates it at least this many bytes: below, reading it " +
       "whole costs less than waiting for the other side's keys.")
@@ -61,12 +62,12 @@ object SieveConf {
       "bloom filter plus the keys' min/max range (it lets a few percent of non-matching rows through).",
     min = 1L)
 
-  val DYNAMIC_FILTER_MAX_KEY_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+  val DYNAMIC_FILTER_MAX_KEY_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.maxKeyBytes", default = 64L << 20,
     "Byte limit on the keys collected for an IN-set (on executors while merging, and on the driver); " +
       "above it the filter degrades to a bitmap or a bloom filter instead of holding more.", min = 1024L)
 
-  val DYNAMIC_FILTER_MAX_BLOOM_BYTES: ConfigEntry[Long] = ConfigEntry.long(
+  val DYNAMIC_FILTER_MAX_BLOOM_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.maxBloomBytes", default = 16L << 20,
     "Largest bloom filter or key bitmap built; a key set needing a larger bloom filter gets one of " +
       "this size (more false positives, never wrong answers), one needing a larger bitmap a bloom filter.",
@@ -107,6 +108,12 @@ object SieveConf {
   private val byKey = all.map(e => e.key -> e).toMap
 
   def enabled(conf: SQLConf): Boolean = ENABLED.get(conf)
+
+  /** Makes every setting known to Spark's SQL conf (`spark.conf.get`, `SET -v`); idempotent. */
+  def registerWithSpark(): Unit = registered
+
+  private lazy val registered: Unit =
+    all.foreach(e => SieveSqlConf.register(e.key, s"${e.doc} (${e.typeName})", e.defaultString))
 
   /**
    * Checks every `spark.sieve.*` key the session holds: an unknown key (a typo such as

@@ -1,24 +1,35 @@
 package sieve.errors
 
+import org.apache.spark.sql.AnalysisException
+
 /**
- * Every error spark-sieve raises on purpose. The Python bindings map each subclass to a
- * `spark_sieve.SieveError` subclass of the same role by class name, so keep names stable.
+ * Every error spark-sieve raises on purpose. Each is a Spark error with its own condition
+ * (`SparkThrowable.getCondition`, `SIEVE_*`), and the mistakes it reports are the user's, so each is
+ * an AnalysisException: PySpark's own conversion (classic and Connect) hands it over with its message
+ * first, and the Python bindings map each class to a `spark_sieve.SieveError` subclass of the same role
+ * by class name, so keep names stable.
  */
-class SieveException(message: String, cause: Throwable = null)
-  extends RuntimeException(message, cause)
+trait SieveException extends org.apache.spark.SparkThrowable {
+  override def getSqlState: String = "42000"
+}
+
+/** Spark's AnalysisException with our condition and message, no error-class registry lookup. */
+abstract class SieveAnalysisException(condition: String, message: String)
+  extends AnalysisException(message, None, None, None, Some(condition), Map("message" -> message), Array.empty)
+  with SieveException
 
 /** A `spark.sieve.*` setting that is unknown or holds a value of the wrong type or range. */
 class SieveConfigException(val key: String, message: String)
-  extends SieveException(s"$key: $message")
+  extends SieveAnalysisException("SIEVE_CONFIG_INVALID", s"$key: $message")
 
 /** A value source (file, directory or DataFrame) that is missing, unreadable or of an unknown format. */
 class SieveSourceException(val source: String, message: String)
-  extends SieveException(s"$source: $message")
+  extends SieveAnalysisException("SIEVE_SOURCE_INVALID", s"$source: $message")
 
-/** A column that the input or a value source does not have. */
+/** A column that the input or a value source does not have, or that cannot be compared as asked. */
 class SieveColumnException(val column: String, message: String)
-  extends SieveException(s"column '$column': $message")
+  extends SieveAnalysisException("SIEVE_COLUMN_INVALID", s"column '$column': $message")
 
 /** A filter tree that is malformed: an empty AND/OR, an unknown operator, bad JSON. */
 class SieveTreeException(val node: String, message: String)
-  extends SieveException(s"filter tree at $node: $message")
+  extends SieveAnalysisException("SIEVE_TREE_INVALID", s"filter tree at $node: $message")
