@@ -38,7 +38,7 @@ object Preconditions {
     case s: SubqueryExpression => s.children.forall(cannotRaise) && planCannotRaise(s.plan)
     case _: And | _: Or | _: Not | _: IsNull | _: IsNotNull | _: IsNaN | _: EqualTo | _: EqualNullSafe |
          _: LessThan | _: LessThanOrEqual | _: GreaterThan | _: GreaterThanOrEqual | _: In | _: InSet |
-         _: Coalesce | _: If | _: CaseWhen | _: Alias | _: KnownNotNull | _: KnownFloatingPointNormalized |
+         _: InSubquery | _: Coalesce | _: If | _: CaseWhen | _: Alias | _: KnownNotNull | _: KnownFloatingPointNormalized |
          _: NormalizeNaNAndZero | _: SortOrder | _: StartsWith | _: EndsWith | _: Contains =>
       e.children.forall(cannotRaise)
     case a: AggregateExpression => a.aggregateFunction match {

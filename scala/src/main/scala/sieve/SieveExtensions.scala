@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.bulkfilter.{LowerBulkFilters, ReorderSubqueryPredicates}
 import sieve.config.{SieveConf, ValidateSieveConf}
-import sieve.dynamicfilter.{DynamicFilterStrategy, InjectDynamicFilters, WireDynamicFilters, WireDynamicFiltersColumnarRule}
+import sieve.dynamicfilter.{DynamicFilterStrategy, WireDynamicFilters, WireDynamicFiltersColumnarRule}
 
 /**
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.
@@ -14,7 +14,9 @@ import sieve.dynamicfilter.{DynamicFilterStrategy, InjectDynamicFilters, WireDyn
  *
  * Order: both optimizer rules run in Spark's operator-optimization batches (AQE on or off), so
  * BulkFilter nodes are joins before Spark's join rules see them, and subquery filters are ordered
- * before the later RewritePredicateSubquery batch turns them into joins.
+ * before the later RewritePredicateSubquery batch turns them into joins. Dynamic filters are placed
+ * while joins are planned (the optimized plan stays vanilla's) and wired to their join's exchange
+ * after EnsureRequirements.
  */
 class SieveExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
@@ -28,10 +30,8 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     // Optimizer: IN (subquery) / EXISTS filters ordered by the same cost model, before Spark turns
     // them into joins in written order.
     ext.injectOptimizerRule(_ => ReorderSubqueryPredicates)
-    // Optimizer, late (pre-CBO batch, predicates already pushed down): a DynamicFilter node on the
-    // application side of joins whose other side's keys can prune it.
-    ext.injectPreCBORule(_ => InjectDynamicFilters)
-    // Planner: DynamicFilter -> DynamicFilterExec (and a filter for joins made after the rule ran).
+    // Planner, after the whole optimizer (so Spark's DPP and runtime filters are planned as in vanilla):
+    // a DynamicFilterExec on the application side of each join whose other side's keys can prune it.
     ext.injectPlannerStrategy(DynamicFilterStrategy)
     // Physical, after EnsureRequirements: each DynamicFilterExec reads its join's creation-side
     // exchange (AQE: before query stages are made; without AQE: before exchange reuse).

@@ -1,6 +1,6 @@
 package sieve
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{AnalysisException, SparkSession}
 
 import sieve.api.PythonFacade
 import sieve.errors.SieveConfigException
@@ -42,8 +42,10 @@ class SieveExtensionsSuite extends SieveSessionSuite {
 
   test("an unknown spark.sieve key fails the query and names the key, with a suggestion") {
     withConf("spark.sieve.enabld" -> "false") {
-      val e = intercept[SieveConfigException](spark.range(3).collect())
-      assert(e.key === "spark.sieve.enabld")
+      // Spark re-wraps an analysis error (plan attached); the condition and message stay
+      val e = intercept[AnalysisException](spark.range(3).collect())
+      assert(e.getCondition === "SIEVE_CONFIG_INVALID")
+      assert(e.getMessage.startsWith("spark.sieve.enabld: unknown"))
       assert(e.getMessage.contains("did you mean spark.sieve.enabled"))
       // the vanilla session, and SET commands on ours, are not affected
       assert(vanilla.range(3).count() === 3)
@@ -53,9 +55,11 @@ class SieveExtensionsSuite extends SieveSessionSuite {
 
   test("a malformed value fails the query and names the key and the value") {
     withConf("spark.sieve.enabled" -> "maybe") {
-      val e = intercept[SieveConfigException](spark.range(3).collect())
-      assert(e.getMessage === "spark.sieve.enabled: 'maybe' is not a boolean (true or false)")
-      intercept[SieveConfigException](PythonFacade.status(spark))
+      val e = intercept[AnalysisException](spark.range(3).collect())
+      assert(e.getCondition === "SIEVE_CONFIG_INVALID")
+      assert(e.getSimpleMessage === "spark.sieve.enabled: 'maybe' is not a boolean (true or false)")
+      val direct = intercept[SieveConfigException](PythonFacade.status(spark))
+      assert(direct.key === "spark.sieve.enabled" && direct.getCondition === "SIEVE_CONFIG_INVALID")
     }
     assert(spark.range(3).count() === 3)
   }

@@ -7,8 +7,9 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
 /**
  * Keep the rows of `child` (a join's application side) whose `keys` may match a key of the join's
  * other side (the creation side). Rows never change otherwise: the node only ever drops rows the join
- * would drop. [[InjectDynamicFilters]] puts it directly under its join; [[DynamicFilterStrategy]]
- * plans it as a [[DynamicFilterExec]], which [[WireDynamicFilters]] pairs with that same join.
+ * would drop. [[InjectDynamicFilters]] puts it directly under its join as the join is planned
+ * ([[DynamicFilterStrategy]]), as a [[DynamicFilterExec]] that [[WireDynamicFilters]] pairs with that
+ * same join.
  */
 case class DynamicFilter(keys: Seq[Expression], madeFor: JoinKeys, child: LogicalPlan) extends UnaryNode {
   override def output: Seq[Attribute] = child.output

@@ -1,6 +1,7 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions.{Expression, IsNotNull, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{DynamicPruningSubquery, Expression, IsNotNull, PredicateHelper,
+  SubqueryExpression}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
@@ -13,18 +14,21 @@ import sieve.Preconditions
 import sieve.config.SieveConf
 
 /**
- * The "dynamic filter metadata" rule (seeds/002): under each equi-join that can drop rows of one side
- * (the application side) by the keys of the other (the creation side) — inner joins (the larger side),
- * left-semi joins (the left side), the non-preserved side of outer joins — puts a [[DynamicFilter]]
- * directly on the application side when it is safe and pays off:
+ * Where dynamic filters go (the "dynamic filter metadata" of seeds/002): under each equi-join that can
+ * drop rows of one side (the application side) by the keys of the other (the creation side) — inner
+ * joins (the larger side), left-semi joins (the left side), the non-preserved side of outer joins — a
+ * [[DynamicFilter]] directly on the application side when it is safe and pays off:
  *  - safe ([[Preconditions]]): every key's type is binary-stable and every key deterministic, and the
  *    creation side is shared for certain (exchange reuse on, deterministic);
- *  - the application side is a file scan under projections and filters without subqueries (a
- *    subquery filter becomes a join later, and the filter would end up above it) estimated at
- *    `minApplicationBytes` or more;
+ *  - the application side is a file scan under projections and filters (no IN / EXISTS subquery, nothing
+ *    nondeterministic) estimated at `minApplicationBytes` or more;
  *  - the creation side is filtered, or `minSizeRatio` times smaller;
- *  - no key is a partition column of the scan when dynamic partition pruning is on (DPP's job).
- * Runs once, late (Spark's pre-CBO batch, after predicate pushdown has settled), and is idempotent.
+ *  - no key is a partition column of the scan when dynamic partition pruning is on (DPP's job), and the
+ *    application side is not the build plan of a DPP filter (DPP reuses a broadcast only of that plan).
+ * Applied by [[DynamicFilterStrategy]] as each join is planned, after the whole optimizer ran: an
+ * unknown node in the optimized plan would stop Spark's later rules (DPP's filters are pushed down to
+ * the scan, and dropped if they cannot get there; the runtime bloom filter likewise), so the plan Spark
+ * optimizes is exactly vanilla's. Idempotent: a join with a filter on either side is left alone.
  */
 object InjectDynamicFilters extends Rule[LogicalPlan] with PredicateHelper {
 
@@ -43,7 +47,7 @@ object InjectDynamicFilters extends Rule[LogicalPlan] with PredicateHelper {
       applicationSides(joinType, left, right).collectFirst {
         case true if qualifies(leftKeys, left, right) => j.copy(left = filtered(leftKeys, rightKeys, left))
         case false if qualifies(rightKeys, right, left) => j.copy(right = filtered(rightKeys, leftKeys, right))
-      }.getOrElse(j)
+      }.filterNot(_ => buildsPartitionPruning(j)).getOrElse(j)
     case _ => j
   }
 
@@ -53,6 +57,8 @@ object InjectDynamicFilters extends Rule[LogicalPlan] with PredicateHelper {
   /** Which sides may be filtered (true = left), the preferred one first. */
   private def applicationSides(joinType: JoinType, left: LogicalPlan, right: LogicalPlan): Seq[Boolean] =
     joinType match {
+      // the larger first (a materialised broadcast stage may report more bytes than the scan it joins:
+      // its hash table's, so both sides are tried)
       case Inner => if (left.stats.sizeInBytes >= right.stats.sizeInBytes) Seq(true, false) else Seq(false, true)
       case LeftSemi | RightOuter => Seq(true)
       case LeftOuter => Seq(false)
@@ -76,8 +82,9 @@ object InjectDynamicFilters extends Rule[LogicalPlan] with PredicateHelper {
       case None => false
     }
 
-  /** The file relation under `plan` when `plan` is only projections and filters over it, with no
-   * subquery (it would become a join under the filter) and nothing nondeterministic. */
+  /** The file relation under `plan` when `plan` is only projections and filters over it, with no IN /
+   * EXISTS subquery (one that became a join would put the filter above that join) and nothing
+   * nondeterministic. DPP's and the runtime filter's subqueries are fine: they filter the scan. */
   private def fileScan(plan: LogicalPlan): Option[HadoopFsRelation] = plan match {
     case p @ Project(_, child) if plain(p) => fileScan(child)
     case f @ Filter(_, child) if plain(f) => fileScan(child)
@@ -86,7 +93,18 @@ object InjectDynamicFilters extends Rule[LogicalPlan] with PredicateHelper {
   }
 
   private def plain(p: LogicalPlan): Boolean =
-    p.expressions.forall(e => Preconditions.deterministic(e) && !SubqueryExpression.hasSubquery(e))
+    p.expressions.forall(e => Preconditions.deterministic(e) && !SubqueryExpression.hasInOrCorrelatedExistsSubquery(e))
+
+  /** One side of `j` is the build plan of Spark's dynamic partition pruning filter on the other: DPP
+   * reuses that side's broadcast only when its plan is exactly the build plan, so nothing goes there
+   * (when planning joins made after DPP ran). */
+  private def buildsPartitionPruning(j: Join): Boolean = {
+    val sides = Seq(j.left, j.right).map(_.canonicalized)
+    j.exists(_.expressions.exists(_.exists {
+      case d: DynamicPruningSubquery => sides.contains(d.buildQuery.canonicalized)
+      case _ => false
+    }))
+  }
 
   /** A filter that can drop rows (not only NULL checks, which every join key gets); under AQE, also
    * inside the plans of query stages already run. */

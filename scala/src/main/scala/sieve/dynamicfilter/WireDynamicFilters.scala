@@ -55,7 +55,12 @@ object WireDynamicFilters extends Rule[SparkPlan] {
     val side = if (appIsLeft) 0 else 1
     if (!canFilter(joinType, appIsLeft)) join
     else onPath(join.children(side), madeForThisJoin) { f =>
-      f.copy(keys = appKeys, creation = Some(exchange), creationKeys = creationKeys, broadcast = broadcast)
+      val wired = f.copy(keys = appKeys, creation = Some(exchange), creationKeys = creationKeys, broadcast = broadcast)
+      // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
+      // the optimized plan (it is made at planning), its application side is
+      // (the node alone: setLogicalLink would pass the link on to the creation side's exchange)
+      f.child.logicalLink.foreach(wired.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
+      wired
     }.fold(join)(newSide => join.withNewChildren(join.children.updated(side, newSide)))
   }
 

@@ -28,7 +28,7 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
   }
 
   test("with reordering off, the written order stays; row-local predicates stay in front") {
-    withConf("spark.sieve.bulkFilter.enabled" -> "false") {
+    withConf("spark.sieve.subqueryOrder.enabled" -> "false") {
       val df = checkAnswerAgainstVanilla(query(orFirst))
       assert(joinOrder(df.queryExecution.optimizedPlan) === Seq("k3", "k2", "k1"))
     }
@@ -58,6 +58,19 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
       val once = ReorderSubqueryPredicates(spark.sql(twoSizes.format("AND")).queryExecution.analyzed)
       assert(ReorderSubqueryPredicates(once) eq once)
     }
+  }
+
+  testWithAndWithoutAqe("a predicate that can raise, or is nondeterministic, keeps its place and nothing moves past it") {
+    // written: the row-local guard first; the seed model would put the cheaper AND (two leaves) first
+    // and evaluate 10 / x where x = 0
+    val guarded = "SELECT * FROM t WHERE t.k1 = 0 OR (EXISTS (SELECT 1 FROM a WHERE a.v = t.k2) AND 10 / t.k1 > 1)"
+    val df = checkAnswerAgainstVanilla(query(guarded))
+    assert(normalized(df.queryExecution.optimizedPlan) ===
+      normalized(withConf("spark.sieve.subqueryOrder.enabled" -> "false")(spark.sql(guarded).queryExecution.optimizedPlan)))
+    val random = "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM c WHERE c.v = t.k3) OR rand(3) < 0.1"
+    checkAnswerAgainstVanilla(query(random))
+    assert(spark.sql(random).queryExecution.optimizedPlan.toString.indexOf("rand(") >
+      spark.sql(random).queryExecution.optimizedPlan.toString.indexOf("exists#"))
   }
 
   test("the rule reaches a fixed point: a second pass changes nothing") {

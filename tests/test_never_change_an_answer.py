@@ -1,0 +1,226 @@
+"""spark-sieve never changes an answer and never raises an error vanilla Spark would not.
+
+Each test is a shape a new user may write outside the star joins of the feature tests, run against the
+same session with spark-sieve off (vanilla), with AQE on and off and broadcast and sort-merge joins,
+with dynamic filters made to fire on these tiny tables (``minApplicationBytes=0``, ``minSizeRatio=1``).
+Each also asserts the plan: where spark-sieve must decline (collated keys, a creation side that cannot
+be shared), no dynamic filter; where it may act, the filter is there, so the answer proves something.
+"""
+
+import os
+from collections import Counter
+
+import pytest
+
+import spark_sieve as sieve
+from plans import dynamic_filters, partitions_read
+
+FORCE = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"}
+JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("answers")
+
+    def table(name, rows, schema):
+        spark.createDataFrame(rows, schema).write.parquet(str(root / name))
+        spark.read.parquet(str(root / name)).createOrReplaceTempView(name)
+
+    table("fs", [("Apple", 1), ("apple", 2), ("APPLE", 3), ("pear", 4)], "s string, v int")
+    table("ds", [("apple", 1), ("plum", 2)], "s string, c int")
+    spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, v FROM fs").write.parquet(str(root / "fsl"))
+    spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, c FROM ds").write.parquet(str(root / "dsl"))
+    for name in ("fsl", "dsl"):
+        spark.read.parquet(str(root / name)).createOrReplaceTempView(name)
+    table("fd", [(0.0, 1), (-0.0, 2), (float("nan"), 3), (1.0, 4)], "d double, v int")
+    table("dd", [(-0.0, 1), (float("nan"), 1), (2.0, 2)], "d double, c int")
+    table("lb", [(1,), (2,)], "x int")
+    table("la", [(1, "a1"), (2, "a2")], "k int, v string")
+    table("lx", [(0, 1), (5, 2)], "k int, c int")
+    table("rt", [(1, 0), (2, 5), (3, 4)], "k int, x int")
+    table("rd", [(1,), (3,)], "k int")
+    spark.range(2000).selectExpr("id % 100 AS k", "id AS v").write.parquet(str(root / "of"))
+    spark.range(100).selectExpr("id AS k", "id % 3 AS c").write.parquet(str(root / "od"))
+    spark.range(100).selectExpr("id AS k").write.parquet(str(root / "nd"))
+    spark.range(1000).selectExpr("id % 100 AS k", "id AS v").write.parquet(str(root / "nf"))
+    # a fact partitioned by day (100 partitions), a date dim and an item dim
+    spark.range(20000).selectExpr("CAST(id DIV 200 AS INT) AS dt", "CAST(id % 500 AS INT) AS item", "id AS v") \
+        .write.partitionBy("dt").parquet(str(root / "pf"))
+    spark.range(100).selectExpr("CAST(id AS INT) AS dt", "CAST(id % 10 AS INT) AS month").write.parquet(str(root / "pdate"))
+    spark.range(500).selectExpr("CAST(id AS INT) AS item", "CAST(id % 50 AS INT) AS cat").write.parquet(str(root / "pitem"))
+    for name in ("of", "od", "nd", "nf", "pf", "pdate", "pitem"):
+        spark.read.parquet(str(root / name)).createOrReplaceTempView(name)
+    return root
+
+
+def run(spark, query, settings):
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        df = spark.sql(query)
+        return df, Counter(map(tuple, df.collect()))
+    finally:
+        for k in settings:
+            spark.conf.unset(k)
+
+
+def both(spark, query, **settings):
+    """(vanilla's rows, sieve's rows, sieve's DataFrame) with dynamic filters forced."""
+    settings = {**FORCE, **settings}
+    _, expected = run(spark, query, {**settings, "spark.sieve.enabled": "false"})
+    df, actual = run(spark, query, settings)
+    return expected, actual, df
+
+
+def join_settings(aqe, join):
+    return {"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": JOINS[join],
+            "spark.sql.adaptive.autoBroadcastJoinThreshold": JOINS[join]}
+
+
+aqe_and_joins = pytest.mark.parametrize("aqe,join", [(a, j) for a in ("true", "false") for j in JOINS])
+
+
+# 1. keys whose equality is not byte equality ------------------------------------------------------
+
+@aqe_and_joins
+@pytest.mark.parametrize("query", [
+    "SELECT f.v FROM fs f JOIN ds d ON collate(f.s, 'UTF8_LCASE') = collate(d.s, 'UTF8_LCASE') WHERE d.c = 1",
+    "SELECT f.v FROM fs f JOIN ds d ON collate(f.s, 'UNICODE_CI') = collate(d.s, 'UNICODE_CI') WHERE d.c = 1",
+    "SELECT f.v FROM fsl f JOIN dsl d ON f.s = d.s WHERE d.c = 1",
+    "SELECT v FROM fs WHERE collate(s, 'UTF8_LCASE') IN (SELECT collate(s, 'UTF8_LCASE') FROM ds WHERE c = 1)",
+], ids=["utf8_lcase", "unicode_ci", "collated-columns", "in-subquery"])
+def test_collated_keys_are_filtered_by_collation_key_or_not_at_all(spark, tables, aqe, join, query):
+    expected, actual, df = both(spark, query, **join_settings(aqe, join))
+    assert sorted(actual.elements()) == sorted(expected.elements()) == [(1,), (2,), (3,)]
+    for f in dynamic_filters(df):
+        # Spark joins collated columns on their collation key (RewriteCollationJoin): a filter on the
+        # join's keys is then exact; a filter on the raw strings is what must never happen
+        assert str(f.simpleString(25)).startswith("DynamicFilter [collationkey("), f.simpleString(25)
+
+
+@aqe_and_joins
+def test_float_keys_match_minus_zero_and_nan_as_the_join_does(spark, tables, aqe, join):
+    expected, actual, df = both(spark, "SELECT f.v FROM fd f JOIN dd d ON f.d = d.d WHERE d.c = 1",
+                                **join_settings(aqe, join))
+    assert actual == expected == Counter({(1,): 1, (2,): 1, (3,): 1})
+    assert dynamic_filters(df), "the float join should still be filtered (through the join's normalised keys)"
+
+
+def test_collated_bulk_filter_keeps_every_equal_key(spark, tables, tmp_path):
+    values = tmp_path / "fruit.txt"
+    values.write_text("apple\n")
+    df = sieve.include("s", str(values)).apply(spark.table("fsl"))
+    assert sorted(r.v for r in df.collect()) == [1, 2, 3]
+
+
+# 2. a filter wired to the join it was made for, and no other -------------------------------------
+
+@aqe_and_joins
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM lb LEFT JOIN la ON lb.x = la.k JOIN lx ON coalesce(la.k, 0) = lx.k WHERE lx.c = 1",
+    "SELECT * FROM lb LEFT JOIN la ON lb.x = la.k JOIN lx ON la.k <=> lx.k WHERE lx.c = 1",
+    "SELECT * FROM lb WHERE EXISTS (SELECT 1 FROM la RIGHT JOIN lx ON la.k = lx.k "
+    "WHERE coalesce(la.k, 0) = lb.x - 1 AND lx.c = 1)",
+    "SELECT lb.x FROM lb LEFT JOIN la ON lb.x = la.k WHERE coalesce(la.k, 0) IN (SELECT k FROM lx WHERE c = 1)",
+], ids=["coalesce", "null-safe", "semi-over-outer", "in-over-outer"])
+def test_a_filter_only_serves_its_own_join(spark, tables, aqe, join, query):
+    expected, actual, df = both(spark, query, **join_settings(aqe, join))
+    assert actual == expected
+
+
+# 3, 4. predicates that can raise, or are nondeterministic, keep their place ----------------------
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("query,answer", [
+    ("SELECT count(*) FROM rt f WHERE f.x = 0 OR (EXISTS (SELECT 1 FROM rd WHERE rd.k = f.k) AND 10 / f.x > 1)",
+     [(2,)]),
+    ("SELECT count(*) FROM rt f WHERE (f.x = 0 OR EXISTS (SELECT 1 FROM rd WHERE rd.k = f.k)) "
+     "AND (f.x = 0 OR 10 / f.x > 1)", [(2,)]),
+], ids=["or-guard", "and-of-guards"])
+def test_a_guard_is_never_reordered_into_an_error(spark, tables, aqe, query, answer):
+    expected, actual, _ = both(spark, query, **{"spark.sql.adaptive.enabled": aqe})
+    assert actual == expected == Counter(answer)
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_a_nondeterministic_predicate_keeps_its_place(spark, tables, aqe):
+    query = ("SELECT f.v FROM of f WHERE EXISTS (SELECT 1 FROM od d WHERE d.k = f.k AND d.c = 1) "
+             "OR rand(3) < 0.1")
+    settings = {"spark.sql.adaptive.enabled": aqe, "spark.sql.shuffle.partitions": "1",
+                "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    expected, actual, _ = both(spark, query, **settings)
+    assert actual == expected
+
+
+def test_subquery_ordering_has_its_own_switch(spark, tables):
+    query = ("SELECT count(*) FROM rt f WHERE EXISTS (SELECT 1 FROM rd WHERE rd.k = f.k) AND f.x > 1 "
+             "AND f.k IN (SELECT k FROM rd)")
+    assert spark.conf.get("spark.sieve.subqueryOrder.enabled") == "true"
+    expected, actual, _ = both(spark, query, **{"spark.sieve.subqueryOrder.enabled": "false"})
+    assert actual == expected
+
+
+# 5. a creation side that cannot be shared for certain --------------------------------------------
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_no_filter_when_the_creation_side_is_not_shared_for_certain(spark, tables, aqe):
+    query = ("SELECT count(*) FROM (SELECT k FROM nd WHERE rand() < 0.5) d LEFT JOIN nf f ON f.k = d.k "
+             "WHERE f.v IS NULL")
+    settings = {**FORCE, "spark.sql.exchange.reuse": "false", "spark.sql.adaptive.enabled": aqe,
+                "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    df, rows = run(spark, query, settings)
+    assert rows == Counter({(0,): 1}), "every dim key has 10 fact rows: none may come back unmatched"
+    assert dynamic_filters(df) == []
+    # deterministic, but exchange reuse off: the side would be computed twice, so no filter either
+    df, _ = run(spark, "SELECT count(*) FROM nd d JOIN nf f ON f.k = d.k WHERE d.k < 5", settings)
+    assert dynamic_filters(df) == []
+
+
+# 8. Spark's dynamic partition pruning is kept ----------------------------------------------------
+
+@aqe_and_joins
+@pytest.mark.parametrize("item_first", [True, False], ids=["item-then-date", "date-then-item"])
+def test_dynamic_partition_pruning_is_never_lost(spark, tables, aqe, join, item_first):
+    joins = ["JOIN pitem i ON f.item = i.item", "JOIN pdate d ON f.dt = d.dt"]
+    query = (f"SELECT count(*), sum(f.v) FROM pf f {' '.join(joins if item_first else joins[::-1])} "
+             "WHERE d.month = 3 AND i.cat = 7")
+    settings = join_settings(aqe, join)
+    vanilla, expected = run(spark, query, {**FORCE, **settings, "spark.sieve.enabled": "false"})
+    df, actual = run(spark, query, {**FORCE, **settings})
+    assert actual == expected
+    [(count, _)] = actual.keys()
+    assert count > 0, "the query must select rows"
+    assert partitions_read(df) <= partitions_read(vanilla)
+    if join == "broadcast":
+        # DPP's 10 days of month 3, of the fact's 100 (unpartitioned scans report no partitions)
+        assert partitions_read(vanilla) == 10
+    if item_first:
+        # the fact scan is the item join's application side: its dynamic filter and DPP both act
+        assert dynamic_filters(df), "the item join should get its dynamic filter"
+
+
+# 10. Spark's own golden file: a correlated EXISTS over a LEFT JOIN of CTEs -----------------------
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_exists_over_a_left_join_of_ctes(spark, tables, aqe):
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW emp(id, emp_name, dept_id) AS VALUES (100, 'emp 1', 10), "
+              "(100, 'emp 1', 10), (200, 'emp 2', 10), (300, 'emp 3', 20), (400, 'emp 4', 30), (500, 'emp 5', NULL)")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW dept(dept_id, dept_name) AS VALUES (10, 'dept 1'), (20, 'dept 2'), "
+              "(30, 'dept 3')")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW bonus(emp_name, bonus_amt) AS VALUES ('emp 1', 10.00), "
+              "('emp 1', 20.00), ('emp 2', 300.00), ('emp 3', 300.00), ('emp 4', 100.00)")
+    for name in ("emp", "dept", "bonus"):
+        path = str(tables / f"cte_{name}")
+        if not os.path.exists(path):
+            spark.table(name).write.parquet(path)
+        spark.read.parquet(path).createOrReplaceTempView(name)
+    query = """WITH emp_cte AS (SELECT * FROM emp WHERE id >= 100 AND id <= 300),
+                    dept_cte AS (SELECT * FROM dept WHERE dept_id = 10)
+               SELECT DISTINCT b.emp_name, b.bonus_amt FROM bonus b, emp_cte e, dept d
+               WHERE e.dept_id = d.dept_id AND e.emp_name = b.emp_name
+                 AND EXISTS (SELECT * FROM emp_cte a LEFT JOIN dept_cte b ON a.dept_id = b.dept_id
+                             WHERE e.emp_name = a.emp_name)"""
+    expected, actual, df = both(spark, query, **{"spark.sql.adaptive.enabled": aqe})
+    assert actual == expected and len(expected) == 4
+    assert dynamic_filters(df)
