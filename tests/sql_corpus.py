@@ -74,7 +74,7 @@ INPUTS = CORPUS / "inputs"
 TEST_DATA = CORPUS / "test-data"
 
 STATEMENT_TIMEOUT_S = 300          # a statement's jobs are cancelled after this
-FILE_BUDGET_S = 900                # statements of a file that start later are skipped
+FILE_BUDGET_S = 3600               # statements of a file that start later are skipped (1,145 in the largest)
 HANG_LIMIT_S = STATEMENT_TIMEOUT_S + 300   # no event for this long: the worker is killed
 MAX_STORED_ROWS = 10000            # larger answers are kept as digests plus a sample
 
@@ -677,6 +677,7 @@ def supervise(names, out_json, sieve, inputs=INPUTS):
     events_path.unlink(missing_ok=True)
     log_path = Path(str(out_json) + ".log")
     start, remaining, restarts = time.monotonic(), list(names), 0
+    progress = _Progress(names, side, start)
     with open(log_path, "w") as worker_log:
         while remaining:
             list_path = Path(str(out_json) + ".files")
@@ -685,7 +686,7 @@ def supervise(names, out_json, sieve, inputs=INPUTS):
                    "--events", str(events_path), "--inputs", str(inputs), "--file-list", str(list_path)]
             proc = subprocess.Popen(cmd, stdout=worker_log, stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                _watch(proc, events_path, names, side, start)
+                _watch(proc, events_path, progress)
             finally:             # also on SIGTERM / Ctrl-C: the worker is in its own process group
                 _kill_group(proc)
             started = {e["file"] for e in read_events(events_path) if e["ev"] == "file_start"}
@@ -704,23 +705,43 @@ def supervise(names, out_json, sieve, inputs=INPUTS):
     return results
 
 
-def _watch(proc, events_path, names, side, start):
-    """Waits for the worker, printing a line per finished file; kills it when it stops reporting."""
-    seen, done = 0, 0
+class _Progress:
+    """What the supervisor has read of the events so far (kept across worker restarts)."""
+
+    def __init__(self, names, side, start):
+        self.names, self.side, self.start = names, side, start
+        self.offset, self.done, self.per_file = 0, 0, Counter()
+
+    def read_new(self, events_path):
+        """Prints a line per file finished since the last call (reads only the new events)."""
+        with open(events_path, "rb") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+        complete = chunk[:chunk.rfind(b"\n") + 1]          # a line being written waits for next time
+        self.offset += len(complete)
+        for line in complete.decode("utf-8").splitlines():
+            ev = json.loads(line)
+            if ev["ev"] == "stmt":
+                self.per_file[ev["file"]] += 1
+            elif ev["ev"] == "file_end":
+                self.done += 1
+                log(f"{self.side}: file {self.done}/{len(self.names)} {ev['file']}: "
+                    f"{self.per_file[ev['file']]} statements, {ev['elapsed']:.1f} s "
+                    f"(elapsed {_fmt_s(time.monotonic() - self.start)})")
+
+
+def _watch(proc, events_path, progress):
+    """Waits for the worker, printing progress; kills it when it stops writing events."""
     while proc.poll() is None:
         time.sleep(1)
-        events = read_events(events_path)
-        for ev in events[seen:]:
-            if ev["ev"] == "file_end":
-                done += 1
-                stmts = sum(1 for e in events if e["ev"] == "stmt" and e["file"] == ev["file"])
-                log(f"{side}: file {done}/{len(names)} {ev['file']}: {stmts} statements, "
-                    f"{ev['elapsed']:.1f} s (elapsed {_fmt_s(time.monotonic() - start)})")
-        seen = len(events)
-        mtime = events_path.stat().st_mtime if events_path.exists() else time.time()
-        if time.time() - mtime > HANG_LIMIT_S:
-            log(f"{side}: no progress for {HANG_LIMIT_S} s: killing the worker")
+        if not events_path.exists():
+            continue
+        progress.read_new(events_path)
+        if time.time() - events_path.stat().st_mtime > HANG_LIMIT_S:
+            log(f"{progress.side}: no progress for {HANG_LIMIT_S} s: killing the worker")
             _kill_group(proc)
+    if events_path.exists():
+        progress.read_new(events_path)
 
 
 def _kill_group(proc):

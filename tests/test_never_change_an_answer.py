@@ -224,3 +224,61 @@ def test_exists_over_a_left_join_of_ctes(spark, tables, aqe):
     expected, actual, df = both(spark, query, **{"spark.sql.adaptive.enabled": aqe})
     assert actual == expected and len(expected) == 4
     assert dynamic_filters(df)
+
+
+# 6. bulk-filter values compared as Spark's = compares them ---------------------------------------
+
+@pytest.fixture(scope="module")
+def typed(spark, tables):
+    spark.createDataFrame([(1, 10), (2, 20), (None, 30)], "n int, x int").createOrReplaceTempView("nums")
+    spark.sql("SELECT CAST(d AS DATE) AS d FROM VALUES ('2024-01-01'), ('2024-01-02') AS t(d)") \
+        .createOrReplaceTempView("days")
+
+    def values(name, sql):
+        path = str(tables / f"values_{name}")
+        if not os.path.exists(path):
+            spark.sql(sql).write.parquet(path)
+        return path
+
+    return values
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("name,table,column,values_sql", [
+    ("double", "nums", "n", "SELECT * FROM VALUES (1.5D), (2.0D) AS t(v)"),
+    ("decimal", "nums", "n", "SELECT * FROM VALUES (CAST(1.50 AS DECIMAL(5,2))), (CAST(2.01 AS DECIMAL(5,2))) AS t(v)"),
+    ("bigint", "nums", "n", "SELECT * FROM VALUES (2L), (4294967297L) AS t(v)"),
+    ("timestamp", "days", "d",
+     "SELECT * FROM VALUES (TIMESTAMP'2024-01-01 10:00:00'), (TIMESTAMP'2024-01-02 00:00:00') AS t(v)"),
+])
+def test_include_is_exists_whatever_the_value_type(spark, typed, aqe, name, table, column, values_sql):
+    path = typed(name, values_sql)
+    spark.conf.set("spark.sql.adaptive.enabled", aqe)
+    try:
+        exists = spark.sql(f"SELECT * FROM {table} WHERE {column} IN (SELECT v FROM parquet.`{path}`)").collect()
+        not_exists = spark.sql(f"SELECT * FROM {table} t WHERE NOT EXISTS "
+                               f"(SELECT 1 FROM parquet.`{path}` v WHERE v.v = t.{column})").collect()
+        assert Counter(sieve.include(column, path).apply(spark.table(table)).collect()) == Counter(exists)
+        assert Counter(sieve.exclude(column, path).apply(spark.table(table)).collect()) == Counter(not_exists)
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+
+
+def test_a_string_column_against_numbers_is_refused_at_apply(spark, typed):
+    path = typed("ints", "SELECT * FROM VALUES (1), (2) AS t(v)")
+    spark.createDataFrame([("1",), ("x",)], "s string").createOrReplaceTempView("strings")
+    with pytest.raises(sieve.ColumnError, match="column 's'.*cast every STRING key"):
+        sieve.include("s", path).apply(spark.table("strings"))
+
+
+# 7. a value path is read as that path ------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["v[1].csv", "v*.csv", "v{1,2}.csv"])
+def test_a_path_with_glob_characters_is_that_path(spark, tables, tmp_path, name):
+    (tmp_path / name).write_text("v\n1\n")
+    (tmp_path / "v1.csv").write_text("v\n2\n")
+    df = spark.createDataFrame([(1,), (2,)], "v int")
+    assert [r.v for r in sieve.include("v", str(tmp_path / name)).apply(df).collect()] == [1]
+    text = tmp_path / name.replace(".csv", ".txt")
+    text.write_text("2\n")
+    assert [r.v for r in sieve.include("v", str(text)).apply(df).collect()] == [2]

@@ -54,3 +54,38 @@ def test_unexpected_jvm_exception_becomes_jvm_error_naming_the_class(spark):
         Facade(spark).call("status", None)
     assert info.value.jvm_class == "java.lang.NullPointerException"
     assert "NullPointerException" in str(info.value)
+
+
+def test_a_bad_setting_met_by_a_query_is_a_config_error_with_the_message_first(spark):
+    spark.conf.set("spark.sieve.dynamicFilter.maxInSetSize", "lots")
+    try:
+        for action in (lambda: spark.sql("SELECT 1").collect(), lambda: spark.range(3).count()):
+            with pytest.raises(sieve.ConfigError) as info:
+                action()
+            assert str(info.value) == "spark.sieve.dynamicFilter.maxInSetSize: 'lots' is not a whole number"
+            assert info.value.getCondition() == "SIEVE_CONFIG_INVALID"
+            from pyspark.errors import AnalysisException
+            assert isinstance(info.value, AnalysisException)   # PySpark's own handlers still catch it
+    finally:
+        spark.conf.unset("spark.sieve.dynamicFilter.maxInSetSize")
+
+
+def test_settings_are_known_to_spark_conf_with_their_defaults(spark):
+    assert spark.conf.get("spark.sieve.enabled") == "true"
+    assert spark.conf.get("spark.sieve.dynamicFilter.maxBloomBytes") == "16m"
+    listed = {r.key: r.value for r in spark.sql("SET -v").collect() if r.key.startswith("spark.sieve.")}
+    assert {"spark.sieve.enabled", "spark.sieve.subqueryOrder.enabled"} <= set(listed)
+
+
+def test_byte_sizes_take_units(spark):
+    spark.conf.set("spark.sieve.dynamicFilter.maxBloomBytes", "1m")
+    try:
+        assert sieve.status(spark)["spark.sieve.dynamicFilter.maxBloomBytes"] == str(1 << 20)
+    finally:
+        spark.conf.unset("spark.sieve.dynamicFilter.maxBloomBytes")
+
+
+def test_an_empty_directory_value_source_is_a_source_error(spark, tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(sieve.SourceError, match="empty.*no data files"):
+        sieve.include("id", str(tmp_path / "empty"), format="parquet").apply(spark.range(3))
