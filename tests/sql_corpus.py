@@ -745,11 +745,13 @@ def _watch(proc, events_path, progress):
 
 
 def _kill_group(proc):
-    if proc.poll() is not None:
+    """Kills the worker and the JVM it started (its own process group), also when the worker is
+    already gone (its JVM may not be). A worker that ended well has nothing left to kill."""
+    if proc.poll() == 0:
         return
     try:
-        os.killpg(proc.pid, 9)       # the worker and the JVM it started (its own process group)
-    except ProcessLookupError:
+        os.killpg(proc.pid, 9)
+    except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
 
