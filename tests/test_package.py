@@ -25,9 +25,11 @@ def test_jar_is_bundled_inside_the_package(jar):
         names = set(z.namelist())
     assert "sieve/SieveExtensions.class" in names
     ours_in_spark_packages = {n for n in names if n.startswith("org/apache/spark/") and n.endswith(".class")}
-    # only our two shims into Spark-internal APIs live in Spark's packages
+    # only our three shims into Spark-internal APIs live in Spark's packages
     assert ours_in_spark_packages == {"org/apache/spark/sql/SieveDatasets.class",
                                       "org/apache/spark/sql/SieveDatasets$.class",
+                                      "org/apache/spark/sql/SieveSqlConf.class",
+                                      "org/apache/spark/sql/SieveSqlConf$.class",
                                       "org/apache/spark/sql/execution/joins/SieveBroadcastKeys.class",
                                       "org/apache/spark/sql/execution/joins/SieveBroadcastKeys$.class"}, \
         "Spark must not be bundled"
