@@ -14,7 +14,13 @@ run time). The extension is compiled for one exact DuckDB release, which is why 
   literal casts and use no dialect-only functions, so sqlglot's output runs on Spark 4.3 as it is
   (double-quoted identifiers become back-quoted, NULLS LAST is written out to keep DuckDB's NULL
   ordering); ``_FIXES`` holds textual fixes should a query ever need one.
-- ``register(spark, out_dir)`` creates one temp view per table.
+- ``generate_partitioned(spark, flat_dir, out_dir)`` writes the seven fact tables again, partitioned by
+  their date key (``PARTITION_KEYS``) as production deployments write them: with Spark's own writer, so
+  that a NULL key lands in ``<key>=__HIVE_DEFAULT_PARTITION__`` exactly as Spark writes it. Cached like
+  ``generate`` (marker ``out_dir/_tpcds_sf<sf>_partitioned.json``).
+- ``register(spark, out_dir, partitioned_dir=None)`` creates one temp view per table; with
+  ``partitioned_dir``, the fact tables read the partitioned copy with the flat schema (same columns, order
+  and types: Spark would infer the BIGINT keys as INT and put them last).
 - ``SKIPPED`` lists the queries that cannot run on Spark, with the reason. It is empty: all 99 run.
 
 The outermost LIMIT is stripped (``queries(strip_limit=True)``, the default)
@@ -48,6 +54,13 @@ TABLES = (
     "inventory", "item", "promotion", "reason", "ship_mode", "store", "store_returns", "store_sales",
     "time_dim", "warehouse", "web_page", "web_returns", "web_sales", "web_site",
 )
+
+# The date key each fact table is partitioned by in the partitioned layout (generate_partitioned).
+PARTITION_KEYS = {
+    "store_sales": "ss_sold_date_sk", "store_returns": "sr_returned_date_sk",
+    "catalog_sales": "cs_sold_date_sk", "catalog_returns": "cr_returned_date_sk",
+    "web_sales": "ws_sold_date_sk", "web_returns": "wr_returned_date_sk", "inventory": "inv_date_sk",
+}
 
 # dsdgen's smallest working scale: at sf=0.001 it was still spinning after 10 minutes (extension 1.5.5).
 MIN_SCALE_FACTOR = 0.01
@@ -90,8 +103,8 @@ def connect() -> "duckdb.DuckDBPyConnection":
     return con
 
 
-def _marker(out_dir: Path, scale_factor) -> Path:
-    return out_dir / f"_tpcds_sf{scale_factor}.json"
+def _marker_name(scale_factor, partitioned=False) -> str:
+    return f"_tpcds_sf{scale_factor}{'_partitioned' if partitioned else ''}.json"
 
 
 def _generator_id(scale_factor) -> dict:
@@ -101,16 +114,11 @@ def _generator_id(scale_factor) -> dict:
             "row_group_size": ROW_GROUP_SIZE, "tables": list(TABLES)}
 
 
-def generate(out_dir, scale_factor=0.01) -> Path:
-    """Writes every TPC-DS table at ``scale_factor`` as Parquet, one directory per table, into
-    ``out_dir``; returns ``out_dir``. A no-op when ``out_dir`` already holds this scale factor made by
-    the same generator. The data is written to a sibling folder and renamed into place, so an
-    interrupted run never leaves a half-written ``out_dir`` that looks complete."""
-    if not scale_factor >= MIN_SCALE_FACTOR:
-        raise ValueError(f"scale_factor {scale_factor} < {MIN_SCALE_FACTOR}: dsdgen does not finish below it")
-    out_dir = Path(out_dir)
-    marker = _marker(out_dir, scale_factor)
-    want = _generator_id(scale_factor)
+def _build_once(out_dir: Path, marker_name: str, want: dict, build) -> Path:
+    """Runs ``build(tmp)`` and moves ``tmp`` into ``out_dir``, unless ``out_dir/marker_name`` already holds
+    ``want``. The data is written to a sibling folder and renamed into place, so an interrupted run never
+    leaves a half-written ``out_dir`` that looks complete."""
+    marker = out_dir / marker_name
     if marker.is_file():
         try:
             if json.loads(marker.read_text()) == want:
@@ -121,14 +129,8 @@ def generate(out_dir, scale_factor=0.01) -> Path:
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        con = connect()
-        con.execute(f"CALL dsdgen(sf={scale_factor})")
-        for table in TABLES:
-            (tmp / table).mkdir()
-            con.execute(f"COPY {table} TO '{tmp / table / 'part-0.parquet'}' "
-                        f"(FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
-        con.close()
-        _marker(tmp, scale_factor).write_text(json.dumps(want, indent=1) + "\n")
+        build(tmp)
+        (tmp / marker_name).write_text(json.dumps(want, indent=1) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
@@ -137,14 +139,60 @@ def generate(out_dir, scale_factor=0.01) -> Path:
     return out_dir
 
 
-def register(spark, out_dir) -> None:
-    """A temp view per table over its Parquet directory (made by ``generate``)."""
+def generate(out_dir, scale_factor=0.01) -> Path:
+    """Writes every TPC-DS table at ``scale_factor`` as Parquet, one directory per table, into
+    ``out_dir``; returns ``out_dir``. A no-op when ``out_dir`` already holds this scale factor made by
+    the same generator."""
+    if not scale_factor >= MIN_SCALE_FACTOR:
+        raise ValueError(f"scale_factor {scale_factor} < {MIN_SCALE_FACTOR}: dsdgen does not finish below it")
+
+    def build(tmp):
+        con = connect()
+        con.execute(f"CALL dsdgen(sf={scale_factor})")
+        for table in TABLES:
+            (tmp / table).mkdir()
+            con.execute(f"COPY {table} TO '{tmp / table / 'part-0.parquet'}' "
+                        f"(FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
+        con.close()
+
+    return _build_once(Path(out_dir), _marker_name(scale_factor), _generator_id(scale_factor), build)
+
+
+def generate_partitioned(spark, flat_dir, out_dir, scale_factor=0.01) -> Path:
+    """Writes the fact tables of ``flat_dir`` (made by ``generate`` at ``scale_factor``) into ``out_dir``,
+    each partitioned by its ``PARTITION_KEYS`` column, one file per partition; returns ``out_dir``. A
+    no-op when ``out_dir`` already holds the partitioned copy of the same data."""
+    flat_dir = Path(flat_dir)
+    flat_marker = flat_dir / _marker_name(scale_factor)
+    if not flat_marker.is_file():
+        raise FileNotFoundError(f"{flat_marker} is missing: run tpcds.generate first")
+    want = {"from": json.loads(flat_marker.read_text()), "partition_keys": PARTITION_KEYS, "writer": "spark"}
+
+    def build(tmp):
+        for table, key in PARTITION_KEYS.items():
+            # repartition by the key: each partition's rows meet in one task, so one file per directory
+            (spark.read.parquet(str(flat_dir / table)).repartition(key)
+             .write.partitionBy(key).parquet(str(tmp / table)))
+
+    return _build_once(Path(out_dir), _marker_name(scale_factor, partitioned=True), want, build)
+
+
+def register(spark, out_dir, partitioned_dir=None) -> None:
+    """A temp view per table over its Parquet directory (made by ``generate``); with ``partitioned_dir``
+    (made by ``generate_partitioned``), the fact tables are read from there, with the flat schema."""
     out_dir = Path(out_dir)
-    missing = [t for t in TABLES if not (out_dir / t).is_dir()]
+    missing = [out_dir / t for t in TABLES if not (out_dir / t).is_dir()]
+    if partitioned_dir is not None:
+        missing += [Path(partitioned_dir) / t for t in PARTITION_KEYS if not (Path(partitioned_dir) / t).is_dir()]
     if missing:
-        raise FileNotFoundError(f"{out_dir} lacks TPC-DS tables {missing}: run tpcds.generate first")
+        raise FileNotFoundError(f"TPC-DS tables missing: {[str(m) for m in missing]}: "
+                                "run tpcds.generate (and generate_partitioned) first")
     for table in TABLES:
-        spark.read.parquet(str(out_dir / table)).createOrReplaceTempView(table)
+        df = spark.read.parquet(str(out_dir / table))
+        if partitioned_dir is not None and table in PARTITION_KEYS:
+            # the explicit schema keeps the key's type; the select puts the key back where it was
+            df = spark.read.schema(df.schema).parquet(str(Path(partitioned_dir) / table)).select(*df.columns)
+        df.createOrReplaceTempView(table)
 
 
 def duckdb_queries(con=None) -> dict:
