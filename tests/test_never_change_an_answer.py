@@ -282,3 +282,25 @@ def test_a_path_with_glob_characters_is_that_path(spark, tables, tmp_path, name)
     text = tmp_path / name.replace(".csv", ".txt")
     text.write_text("2\n")
     assert [r.v for r in sieve.include("v", str(text)).apply(df).collect()] == [2]
+
+
+# bulk filters over nondeterministic inputs and values --------------------------------------------
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_a_nondeterministic_input_or_value_source_is_read_once(spark, tables, aqe):
+    """A column made by rand() is computed once per row and the tree tests that value, as a Filter
+    over it would: the joins sit above the projection that makes it, never below."""
+    df = spark.range(0, 2000, 1, 2).selectExpr("id", "CAST(rand(7) * 10 AS INT) AS r", "id % 7 AS k")
+    values = spark.range(0, 7, 1, 1).selectExpr("id AS v").where("rand(5) < 0.6")
+    ints = lambda *v: spark.createDataFrame([(x,) for x in v], "v int")
+    tree = (sieve.include("r", ints(1, 2)) | sieve.include("r", ints(3))) & sieve.exclude("k", values)
+    spark.conf.set("spark.sql.adaptive.enabled", aqe)
+    try:
+        kept_k = [r.v for r in values.collect()]
+        expected = df.where("r IN (1, 2, 3)").where(~df.k.isin(kept_k))
+        actual = tree.apply(df)
+        assert Counter(actual.collect()) == Counter(expected.collect())
+        plan = actual._jdf.queryExecution().optimizedPlan().toString()
+        assert "Join" in plan and "BulkFilter" not in plan, "the tree runs on Catalyst's joins"
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
