@@ -13,13 +13,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, ".cache", "bench")
 
 
-def session(app, memory="6g"):
+def session(app, memory="6g", jar=None):
+    """A local[2] session with spark-sieve loaded (``jar``: another build of it, for an A/B run)."""
     builder = (SparkSession.builder.master("local[2]").appName(app)
                .config("spark.driver.memory", memory)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "8"))
-    spark = sieve.configure(builder).getOrCreate()
+    spark = sieve.configure(builder, jar=jar).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -451,6 +451,7 @@ def main(argv=None):
     p.add_argument("--tpcds-queries", help="comma-separated query numbers (default: all 99)")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
+    p.add_argument("--jar", help="load this spark-sieve jar instead of the installed one (A/B against another build)")
     args = p.parse_args(argv)
 
     variants = [v for v in args.variants.split(",") if v]
@@ -463,11 +464,11 @@ def main(argv=None):
     if bad:
         p.error(f"unknown or invalid: {', '.join(bad)}")
 
-    spark = session("spark-sieve dynamic_filter bench", memory=args.memory)
+    spark = session("spark-sieve dynamic_filter bench", memory=args.memory, jar=args.jar)
     status = sieve.status(spark)
     print(f"# dynamic_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
-          f"local[2], {os.cpu_count()} cores, driver memory {args.memory}")
+          f"local[2], {os.cpu_count()} cores, driver memory {args.memory}" + (f", jar {args.jar}" if args.jar else ""))
     start = time.perf_counter()
     if not args.no_star:
         goals(bench_star(spark, args, variants, args.sieve_conf))

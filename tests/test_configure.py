@@ -45,3 +45,16 @@ def test_refuses_a_pyspark_of_another_spark_line(monkeypatch):
 def test_accepts_another_patch_release(monkeypatch):
     monkeypatch.setattr("pyspark.__version__", "4.3.7")
     sieve.configure(SparkSession.Builder())
+
+
+def test_loads_another_build_of_the_jar_when_given_one(jar, tmp_path):
+    other = tmp_path / "spark-sieve-older.jar"
+    other.write_bytes(open(jar, "rb").read())
+    builder = sieve.configure(SparkSession.Builder(), jar=str(other))
+    assert builder._options["spark.jars"] == str(other)
+    assert builder._options["spark.sql.extensions"] == EXT
+
+
+def test_a_missing_jar_is_named(tmp_path):
+    with pytest.raises(sieve.JarNotFoundError, match="no spark-sieve jar at .*missing.jar"):
+        sieve.configure(SparkSession.Builder(), jar=str(tmp_path / "missing.jar"))

@@ -1,5 +1,6 @@
 """configure(): put the bundled jar and the extension on a SparkSession builder."""
 
+import os
 import zipfile
 
 import pyspark
@@ -7,7 +8,7 @@ import pyspark
 from ._facade import EXTENSION_CLASS, Facade
 from ._jar import jar_path
 from ._versions import same_minor
-from .errors import SparkVersionError
+from .errors import JarNotFoundError, SparkVersionError
 
 
 def _csv_append(current, item):
@@ -24,14 +25,17 @@ def jar_build_info(path=None):
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
-def configure(builder):
+def configure(builder, jar=None):
     """Add the bundled jar to ``spark.jars`` and append ``sieve.SieveExtensions`` to
     ``spark.sql.extensions`` (keeping what the builder already holds). Calling it twice adds nothing
     twice. Returns the builder, so ``configure(SparkSession.builder).getOrCreate()`` reads well.
+    ``jar``: another spark-sieve jar to load instead of the bundled one (an older build, to compare).
 
     Raises SparkVersionError when the installed pyspark is not the Spark line the jar was built for.
     """
-    path = jar_path()
+    path = os.path.abspath(jar) if jar else jar_path()
+    if not os.path.isfile(path):
+        raise JarNotFoundError(f"no spark-sieve jar at {path} (the jar= passed to configure)")
     built_for = jar_build_info(path)["sparkVersion"]
     if not same_minor(pyspark.__version__, built_for):
         raise SparkVersionError(
