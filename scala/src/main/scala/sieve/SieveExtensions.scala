@@ -2,9 +2,10 @@ package sieve
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import sieve.bulkfilter.{LowerBulkFilters, ReorderSubqueryPredicates}
+import sieve.bulkfilter.LowerBulkFilters
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.{DynamicFilterStrategy, WireDynamicFilters, WireDynamicFiltersColumnarRule}
+import sieve.ordering.ReorderSubqueryPredicates
 
 /**
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.

@@ -8,6 +8,7 @@ import org.apache.spark.sql.functions.{col, concat, lit, raise_error, regexp_rep
 import org.apache.spark.sql.types.{ArrayType, MapType, StringType, StructType}
 
 import sieve.errors.{SieveColumnException, SieveSourceException, SieveTreeException}
+import sieve.ordering._
 
 /**
  * `tree.apply(df)`: checks the tree against `df` (every column exists, every source can be read and

@@ -3,6 +3,8 @@ package sieve.bulkfilter
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
+import sieve.ordering._
+
 /**
  * The logical node `tree.apply(df)` puts in a plan: keep the rows of `child` for which `tree` holds.
  * Leaf `i` of `tree` tests `keys(i)` (a column of `child`) against the values of the plan

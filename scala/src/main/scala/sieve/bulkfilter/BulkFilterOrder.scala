@@ -3,6 +3,7 @@ package sieve.bulkfilter
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
+import sieve.ordering._
 
 /** The order a [[BulkFilter]] runs in, shared by [[LowerBulkFilters]] and explain. */
 object BulkFilterOrder {

@@ -2,6 +2,8 @@ package sieve.bulkfilter
 
 import org.apache.spark.sql.DataFrame
 
+import sieve.ordering._
+
 /**
  * The Scala builder, the same as Python's:
  * {{{

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.DataFrame
 
 import sieve.errors.SieveTreeException
+import sieve.ordering._
 
 /**
  * The JSON form of a tree, shared with Python's `BulkFilter.to_json`:

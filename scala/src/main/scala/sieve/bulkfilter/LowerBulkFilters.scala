@@ -10,6 +10,7 @@ import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import sieve.config.SieveConf
+import sieve.ordering._
 
 /**
  * Replaces each [[BulkFilter]] node with Catalyst's own joins, so the plan does not grow with the

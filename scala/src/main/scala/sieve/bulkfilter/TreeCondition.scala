@@ -5,6 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
+import sieve.ordering._
+
 /**
  * The bulk-filter tree as ONE expression over the mask columns of the joined value tables, however
  * many leaves it has: a thousand-leaf tree written as And/Or/bit tests would be thousands of

@@ -5,15 +5,14 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, GenerateUnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
-import org.apache.spark.sql.execution.{CodegenSupport, ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter,
-  ProjectExec, SparkPlan, SQLExecution}
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
+import sieve.keyset._
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
 
 /**
  * Drops the rows of `child` whose join `keys` cannot match a key of the creation side. `creation` is
@@ -61,7 +60,7 @@ case class DynamicFilterExec(
   /** Filled on the driver when this operator executes; referenced by the generated code. */
   @transient private lazy val test =
     new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), longMetric("passThroughTasks"))
-  @transient @volatile private var chosen: Option[KeyFilter] = None
+  @transient @volatile private var chosen: Option[KeySet] = None
   @transient @volatile private var pushed: Seq[Expression] = Nil
   @transient @volatile private var pruning: Option[KeyPrunedFileIndex.Counts] = None
 
@@ -88,8 +87,6 @@ case class DynamicFilterExec(
     s"DynamicFilter ${keys.mkString("[", ", ", "]")} from ${creationKeys.mkString("[", ", ", "]")} ($from)"
   }
 
-  private def longKey: Boolean = keys.size == 1 && KeyShape(keys.map(_.dataType)).asLong.isDefined
-
   /** Builds the filter (once per execution of this operator) and returns the child to read, with the
    * filter pushed into its scan. */
   private lazy val prepared: SparkPlan = creation match {
@@ -106,19 +103,9 @@ case class DynamicFilterExec(
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
-    val keyTest = ctx.addReferenceObj("keyTest", test)
     val (rowsIn, rowsOut) = (metricTerm(ctx, "numInputRows"), metricTerm(ctx, "numOutputRows"))
     ctx.currentVars = input
-    val bound = BindReferences.bindReferences(keys, child.output)
-    val check = if (longKey) {
-      val k = bound.head.genCode(ctx)
-      s"""${k.code}
-         |if (${k.isNull} || !$keyTest.keepLong((long) ${k.value})) continue;""".stripMargin
-    } else {
-      val k = GenerateUnsafeProjection.createCode(ctx, bound)
-      s"""${k.code}
-         |if (${k.value}.anyNull() || !$keyTest.keepRow(${k.value})) continue;""".stripMargin
-    }
+    val check = KeySetContains(test, BindReferences.bindReferences(keys, child.output)).genCode(ctx)
     // The check reads the key's columns itself (generating their code took it out of `input`); the
     // other columns are left to the consumer, so a dropped row's are never decoded. `continue` skips
     // the row, the do-while(false) gives it a loop to leave wherever the producer's code puts this
@@ -126,7 +113,8 @@ case class DynamicFilterExec(
     s"""
        |do {
        |  $rowsIn.add(1);
-       |  $check
+       |  ${check.code}
+       |  if (!${check.value}) continue;
        |  $rowsOut.add(1);
        |  ${consume(ctx, input)}
        |} while(false);
@@ -137,22 +125,19 @@ case class DynamicFilterExec(
   override protected def doExecute(): RDD[InternalRow] = {
     val input = prepared.execute()
     if (creation.isEmpty) return input
-    val bound = BindReferences.bindReferences(keys, child.output)
-    val (keyTest, asLong) = (test, KeyShape(keys.map(_.dataType)).asLong.filter(_ => keys.size == 1))
+    val check = KeySetContains(test, BindReferences.bindReferences(keys, child.output))
     val (rowsIn, rowsOut) = (longMetric("numInputRows"), longMetric("numOutputRows"))
     input.mapPartitions(preservesPartitioning = true, f = { rows =>
-      val project = UnsafeProjection.create(bound)
       rows.filter { row =>
         rowsIn += 1
-        val key = project(row)
-        val keep = !key.anyNull && asLong.map(l => keyTest.keepLong(l(key))).getOrElse(keyTest.keepRow(key))
+        val keep = check.eval(row).asInstanceOf[Boolean]
         if (keep) rowsOut += 1
         keep
       }
     })
   }
 
-  private def build(source: SparkPlan): KeyFilter = {
+  private def build(source: SparkPlan): KeySet = {
     val start = System.nanoTime()
     val limits = KeyCollector.Limits(
       SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
@@ -161,9 +146,9 @@ case class DynamicFilterExec(
     chosen = Some(filter)
     longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
-      case f: InSetFilter => longMetric("numKeys") += f.size; longMetric("inSetKeys") += f.size
-      case f: BloomKeyFilter => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
-      case f: BitmapKeyFilter => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
+      case f: InSetKeys => longMetric("numKeys") += f.size; longMetric("inSetKeys") += f.size
+      case f: BloomKeys => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
+      case f: BitmapKeys => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
       case _ =>
     }
     postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
@@ -175,89 +160,26 @@ case class DynamicFilterExec(
   private def postDriverMetrics(executionId: String, names: String*): Unit =
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
-  /** `child` with the filter pushed into the file scan that produces the (single, plain column) key,
-   * so the reader skips what cannot match: the IN-set (small ones) and up to `pushdownRanges` key
-   * ranges. A Parquet scan whose footers are read ([[KeyPrunedFileIndex]]) drops the files no key can
-   * be in before its tasks are planned, and gets the ranges only when they skip row groups inside the
-   * files it keeps: a pushed filter that skips nothing still costs the reader its statistics, dictionary
-   * and page-index checks (measured: ~0.2 s per filter on a 150 MB TPC-DS scan). */
-  private def pushDown(filter: KeyFilter): SparkPlan = keys match {
+  /** `child` with the filter pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
+  private def pushDown(filter: KeySet): SparkPlan = keys match {
     case Seq(key: Attribute) =>
-      DynamicFilterExec.scanBelow(child, key).map { scan =>
-        val column = scan.output.find(_.exprId == key.exprId).get
-        val inLimit = SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf)
-        val ranges = filter.ranges(SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt)
-        val footers = ranges.flatMap(footerPruning(scan, column, _))
-        val predicates = (filter, footers) match {
-          case (EmptyKeyFilter, _) => Seq(Literal(false))
-          case (_, Some((_, skipsInsideFiles))) =>
-            // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
-            if (skipsInsideFiles) ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq else Nil
-          case (f, None) => f.inLiterals(column.dataType, inLimit).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
-            ranges.map(DynamicFilterExec.rangePredicate(column, _)).toSeq
-        }
-        pushed = predicates
-        if (predicates.isEmpty && footers.isEmpty) child
-        else child.transformUp {
-          case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
-            relation = footers.map(_._1).getOrElse(scan.relation), dataFilters = scan.dataFilters ++ predicates))
-        }
-      }.getOrElse(child)
+      val limits = KeyScanPushdown.Limits(SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf),
+        SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt,
+        SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf))
+      val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+      val (plan, done) = KeyScanPushdown(child, key, filter, limits, conf, c => {
+        longMetric("filesSkipped").set(c.filesSkipped)
+        longMetric("rowGroupsSkipped").set(c.rowGroupsSkipped)
+        longMetric("rowsSkipped").set(c.rowsSkipped)
+        longMetric("footerTime").set(NANOSECONDS.toMillis(c.timeNs))
+        postDriverMetrics(executionId, "filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
+      })
+      pushed = done.predicates
+      pruning = done.pruning
+      plan
     case _ => child
-  }
-
-  /** For a plain Parquet scan of an integral or date data column: the relation listing only the files
-   * whose footers allow a key, and whether the footers show row groups to skip inside those files
-   * (true when they cannot tell). */
-  private def footerPruning(scan: FileSourceScanExec, column: Attribute,
-      ranges: KeyRanges): Option[(HadoopFsRelation, Boolean)] = {
-    val relation = scan.relation
-    val resolver = conf.resolver
-    val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
-    val eligible = relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 &&
-      !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
-      KeyPrunedFileIndex.supports(column.dataType) &&
-      relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
-      !relation.partitionSchema.exists(f => resolver(f.name, column.name))
-    if (!eligible) return None
-    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    val counts = new KeyPrunedFileIndex.Counts(c => {
-      longMetric("filesSkipped").set(c.filesSkipped)
-      longMetric("rowGroupsSkipped").set(c.rowGroupsSkipped)
-      longMetric("rowsSkipped").set(c.rowsSkipped)
-      longMetric("footerTime").set(NANOSECONDS.toMillis(c.timeNs))
-      postDriverMetrics(executionId, "filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
-    })
-    pruning = Some(counts)
-    val hadoopConf = session.sessionState.newHadoopConfWithOptions(relation.options)
-    val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
-      maxFiles, hadoopConf, counts)
-    // the static partition filters only (DPP's need their subquery run): a superset of the files read
-    val static = scan.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
-    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(static).getOrElse(true)))
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
     copy(child = newChildren.head, creation = newChildren.lift(1))
-}
-
-object DynamicFilterExec {
-  /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
-   * is copied when the scan gets the pushed filter, so it holds nothing whose state the generated code
-   * of this stage already refers to (another DynamicFilterExec, a join's hash relation). */
-  def scanBelow(plan: SparkPlan, key: Attribute): Option[FileSourceScanExec] = plan match {
-    case scan: FileSourceScanExec => Some(scan).filter(_.output.exists(_.exprId == key.exprId))
-    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head, key)
-    case _ => None
-  }
-
-  /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
-  def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
-    def lit(v: Long) = KeyFilter.literal(v, key.dataType)
-    def one(lo: Long, hi: Long): Expression =
-      if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
-    def or(rs: Seq[(Long, Long)]): Expression =
-      if (rs.size == 1) one(rs.head._1, rs.head._2) else { val (a, b) = rs.splitAt(rs.size / 2); Or(or(a), or(b)) }
-    if (ranges.isEmpty) Literal(false) else or(ranges.bounds.toSeq)
-  }
 }

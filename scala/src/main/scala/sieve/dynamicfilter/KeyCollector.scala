@@ -7,6 +7,8 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
 
+import sieve.keyset._
+
 /**
  * Reads the creation side's join keys from what the join itself computes — the broadcast relation
  * (on the driver, where it was built) or the shuffle output (a job over the shuffle files the join
@@ -18,12 +20,12 @@ object KeyCollector {
 
   /** The filter, or None when the creation side's keys cannot be read (see [[SieveBroadcastKeys]]). */
   def collect(creation: SparkPlan, creationKeys: Seq[Expression], broadcast: Boolean, limits: Limits)
-      : Option[KeyFilter] = {
+      : Option[KeySet] = {
     val shape = KeyShape(creationKeys.map(_.dataType))
     val source =
       if (broadcast) broadcastKeys(creation, creationKeys) else Some(shuffleKeys(creation, creationKeys))
     source.map { keys =>
-      def bloom(expected: Long) = keys.fold(newBloom(expected, limits))(KeyFilterValues.put(_, shape, _))(_ merge _)
+      def bloom(expected: Long) = keys.fold(newBloom(expected, limits))(BloomKeysBuilder.put(_, shape, _))(_ merge _)
       def bitmap(lo: Long, hi: Long) = {
         val toLong = shape.asLong.get
         keys.fold(new LongBitmap(lo, hi))((b, k) => b.add(toLong(k)))(_ merge _)
@@ -35,7 +37,7 @@ object KeyCollector {
           // fills a bloom filter sized for those rows, used when the distinct keys overflow the set.
           val (summary, rowsBloom) = keys.fold((newSummary(), newBloom(rows, limits))) { case ((s, b), k) =>
             s.add(k)
-            KeyFilterValues.put(b, shape, k)
+            BloomKeysBuilder.put(b, shape, k)
           } { case ((s1, b1), (s2, b2)) => (s1.merge(s2), b1.merge(b2)) }
           choose(shape, summary, limits)(_ => rowsBloom, bitmap)
         case None =>
@@ -99,16 +101,19 @@ object KeyCollector {
    * `bitmapOf(lo, hi)` — exact, and cheaper per row than a bloom filter; else the bloom filter
    * `bloomOf(key rows)`. */
   private def choose(shape: KeyShape, s: KeySummary, limits: Limits)(bloomOf: Long => BlockedBloomFilter,
-      bitmapOf: (Long, Long) => LongBitmap): KeyFilter = {
-    val range = if (shape.asLong.isDefined) KeyFilter.rangeOf(s) else None
+      bitmapOf: (Long, Long) => LongBitmap): KeySet = {
+    val range = if (shape.asLong.isDefined) rangeOf(s) else None
     val maxBitmapBits = math.min(BitmapBitsPerKey * s.rows, limits.maxBloomBytes * 8)
-    if (s.rows == 0) EmptyKeyFilter
-    else if (!s.overflowed) new InSetFilter(shape, s.longKeys, s.rowKeys, range)
+    if (s.rows == 0) EmptyKeySet
+    else if (!s.overflowed) new InSetKeys(shape, s.longKeys, s.rowKeys, range)
     else range.filter { case (lo, hi) => LongBitmap.fits(lo, hi, maxBitmapBits) } match {
-      case Some((lo, hi)) => new BitmapKeyFilter(shape, bitmapOf(lo, hi), s.rows)
-      case None => new BloomKeyFilter(shape, bloomOf(s.rows), range, s.rows)
+      case Some((lo, hi)) => new BitmapKeys(shape, bitmapOf(lo, hi), s.rows)
+      case None => new BloomKeys(shape, bloomOf(s.rows), range, s.rows)
     }
   }
+
+  private def rangeOf(s: KeySummary): Option[(Long, Long)] =
+    if (s.rows > 0 && s.min <= s.max) Some((s.min, s.max)) else None
 
   /** A bitmap is chosen over a bloom filter (~8 bits per key at 3% false positives) up to 32 bits per
    * key row: at most 4x its memory, for an exact test that is ~4x cheaper per row. */

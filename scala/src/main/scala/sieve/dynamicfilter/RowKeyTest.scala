@@ -4,24 +4,26 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.execution.metric.SQLMetric
 
+import sieve.keyset._
+
 /**
- * The per-row test a [[DynamicFilterExec]] task runs (called from generated code, or from its row
+ * The key probe of a [[DynamicFilterExec]]'s [[KeySetContains]] (in its generated code, or its row
  * iterator). `filter` is set on the driver once the keys are known, before any task is sent.
  * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing.
  */
-final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric) extends Serializable {
-  @volatile var filter: Broadcast[KeyFilter] = _
+final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric) extends KeyProbe {
+  @volatile var filter: Broadcast[KeySet] = _
 
-  @transient private var f: KeyFilter = _
+  @transient private var f: KeySet = _
   @transient private var seen = 0L
   @transient private var kept = 0L
   @transient private var passing = false
 
-  def keepLong(v: Long): Boolean = passing || count(current.mightContainLong(v))
+  def containsLong(v: Long): Boolean = passing || count(current.mightContainLong(v))
 
-  def keepRow(key: UnsafeRow): Boolean = passing || count(current.mightContain(key))
+  def containsRow(key: UnsafeRow): Boolean = passing || count(current.mightContain(key))
 
-  private def current: KeyFilter = {
+  private def current: KeySet = {
     if (f == null) f = filter.value
     f
   }

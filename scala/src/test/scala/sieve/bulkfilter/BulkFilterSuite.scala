@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 import sieve.SieveSessionSuite
 import sieve.bulkfilter.BulkFilters._
 import sieve.errors.{SieveColumnException, SieveSourceException, SieveTreeException}
+import sieve.ordering._
 
 /** Bulk filters against vanilla Spark's EXISTS / NOT EXISTS formulation of the same tree. */
 class BulkFilterSuite extends SieveSessionSuite {

@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -1,4 +1,4 @@
-package sieve.dynamicfilter
+package sieve.scan
 
 import java.util.concurrent.{Callable, Executors, ThreadFactory}
 
@@ -14,6 +14,8 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName.{INT32, INT64}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
 import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType, StructType}
+
+import sieve.keyset._
 
 /**
  * The file listing of a Parquet scan, less the files whose footer statistics show that no row group

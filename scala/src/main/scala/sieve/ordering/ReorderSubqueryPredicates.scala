@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, Or, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}

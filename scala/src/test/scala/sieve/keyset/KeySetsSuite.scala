@@ -1,4 +1,4 @@
-package sieve.dynamicfilter
+package sieve.keyset
 
 import scala.util.Random
 
@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /** The per-row key tests, against a plain Scala set: never a false negative; exact ones never a false
  * positive; bloom filters near their target false-positive rate. */
-class KeyTestsSuite extends AnyFunSuite {
+class KeySetsSuite extends AnyFunSuite {
   private def longSet(keys: Iterable[Long]): LongSet = { val s = new LongSet(); keys.foreach(s.add); s }
 
   private def probes(keys: Set[Long], lo: Long, hi: Long, n: Int, rnd: Random): Seq[Long] =
@@ -67,7 +67,7 @@ class KeyTestsSuite extends AnyFunSuite {
     val keys = (0 until 2000).map(i => row(i % 37, s"v$i"))
     val set = new java.util.HashSet[org.apache.spark.sql.catalyst.expressions.UnsafeRow]()
     keys.foreach(set.add)
-    val inSet = new InSetFilter(KeyShape(types), None, Some(set), None)
+    val inSet = new InSetKeys(KeyShape(types), None, Some(set), None)
     val bloom = BlockedBloomFilter.create(keys.size, 0.03, 1L << 20)
     keys.foreach(bloom.putRow)
     keys.foreach { k => assert(inSet.mightContain(k) && bloom.mightContainRow(k)) }

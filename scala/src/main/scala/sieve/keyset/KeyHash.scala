@@ -1,10 +1,10 @@
-package sieve.dynamicfilter
+package sieve.keyset
 
 import org.apache.spark.sql.catalyst.expressions.{UnsafeRow, XXH64}
 
 /** The 64-bit hashes the per-row key tests use: well mixed in every bit, so that a bit array can be
  * indexed by the top bits and a bloom block by the high half. */
-private[dynamicfilter] object KeyHash {
+private[sieve] object KeyHash {
   /** MurmurHash3's 64-bit finalizer: a bijection, so distinct keys never share a hash. */
   def ofLong(v: Long): Long = {
     var h = v

@@ -1,4 +1,4 @@
-package sieve.dynamicfilter
+package sieve.scan
 
 import scala.util.control.NonFatal
 

@@ -1,4 +1,4 @@
-package sieve.dynamicfilter
+package sieve.keyset
 
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 /**
  * A bulk-filter tree: AND/OR nodes over include/exclude leaves. `L` is what a leaf holds: a

@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 import scala.util.Try
 
@@ -24,7 +24,7 @@ object SubqueryLeafStatistics {
   def estimate(leaves: Seq[Expression], input: LogicalPlan, sampleRows: Int): Seq[LeafEstimate] = {
     val keyed = leaves.map(keyedLeaf(_, input))
     val keys = keyed.flatten.map(_.key).distinct
-    lazy val stats = LeafStatistics.InputStatistics(input, keys, if (plainScan(input)) sampleRows else 0)
+    lazy val stats = InputStatistics(input, keys, if (plainScan(input)) sampleRows else 0)
     leaves.zip(keyed).map {
       case (_, Some(Keyed(include, key, subquery))) =>
         Try(rowsOf(subquery)).toOption.map { values =>

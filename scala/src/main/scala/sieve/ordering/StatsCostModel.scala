@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 /**
  * Orders by estimated selectivity `s` (the fraction of rows a node keeps) and per-row cost `c`:

@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 /** Orders every level of a resolved tree (leaves are indexes into a [[BulkFilter]]'s leaves, or into
  * an ordinary filter's predicates). */

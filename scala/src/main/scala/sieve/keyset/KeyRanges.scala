@@ -1,4 +1,4 @@
-package sieve.dynamicfilter
+package sieve.keyset
 
 /**
  * At most `limit` disjoint closed intervals, sorted, that cover every key of a set: the keys themselves

@@ -1,4 +1,4 @@
-package sieve.bulkfilter
+package sieve.ordering
 
 /**
  * The seed's cost model (seeds/000): a leaf costs 0.1 (a join keeps ~10% of its input),

@@ -1,0 +1,91 @@
+package sieve.scan
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec,
+  SparkPlan}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.internal.SQLConf
+
+import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
+
+/**
+ * A key set pushed, at run time once it is known, into the file scan that produces its (single, plain
+ * column) key, so the reader skips what cannot match: the IN-set (small ones) and up to `maxRanges`
+ * key ranges. A Parquet scan whose footers are read ([[KeyPrunedFileIndex]]) drops the files no key
+ * can be in before its tasks are planned, and gets the ranges only when they skip row groups inside
+ * the files it keeps: a pushed filter that skips nothing still costs the reader its statistics,
+ * dictionary and page-index checks (measured: ~0.2 s per filter on a 150 MB TPC-DS scan).
+ */
+object KeyScanPushdown {
+  final case class Limits(inSize: Long, maxRanges: Int, maxFooterFiles: Long)
+
+  /** What was pushed: the predicates added to the scan's data filters, and the footer counts. */
+  final case class Pushed(predicates: Seq[Expression], pruning: Option[KeyPrunedFileIndex.Counts])
+
+  /** `plan` with `keys` pushed into the scan below it that produces `key` (or `plan` unchanged);
+   * `publish` receives the footer counts as they are read. */
+  def apply(plan: SparkPlan, key: Attribute, keys: KeySet, limits: Limits, conf: SQLConf,
+      publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) =
+    scanBelow(plan, key).map { scan =>
+      val column = scan.output.find(_.exprId == key.exprId).get
+      val ranges = keys.ranges(limits.maxRanges)
+      val footers = ranges.flatMap(footerPruning(scan, column, _, limits.maxFooterFiles, conf, publish))
+      val predicates = (keys, footers) match {
+        case (EmptyKeySet, _) => Seq(Literal(false))
+        case (_, Some((_, skipsInsideFiles, _))) =>
+          // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
+          if (skipsInsideFiles) ranges.map(rangePredicate(column, _)).toSeq else Nil
+        case (k, None) => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
+          ranges.map(rangePredicate(column, _)).toSeq
+      }
+      val pushed = Pushed(predicates, footers.map(_._3))
+      if (predicates.isEmpty && footers.isEmpty) (plan, pushed)
+      else (plan.transformUp {
+        case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
+          relation = footers.map(_._1).getOrElse(scan.relation), dataFilters = scan.dataFilters ++ predicates))
+      }, pushed)
+    }.getOrElse((plan, Pushed(Nil, None)))
+
+  /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
+   * is copied when the scan gets the pushed filter, so it holds nothing whose state the generated code
+   * of this stage already refers to (another filter's set, a join's hash relation). */
+  def scanBelow(plan: SparkPlan, key: Attribute): Option[FileSourceScanExec] = plan match {
+    case scan: FileSourceScanExec => Some(scan).filter(_.output.exists(_.exprId == key.exprId))
+    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head, key)
+    case _ => None
+  }
+
+  /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
+  def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
+    def lit(v: Long) = KeySet.literal(v, key.dataType)
+    def one(lo: Long, hi: Long): Expression =
+      if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
+    def or(rs: Seq[(Long, Long)]): Expression =
+      if (rs.size == 1) one(rs.head._1, rs.head._2) else { val (a, b) = rs.splitAt(rs.size / 2); Or(or(a), or(b)) }
+    if (ranges.isEmpty) Literal(false) else or(ranges.bounds.toSeq)
+  }
+
+  /** For a plain Parquet scan of an integral or date data column: the relation listing only the files
+   * whose footers allow a key, whether the footers show row groups to skip inside those files (true
+   * when they cannot tell), and the counts. */
+  private def footerPruning(scan: FileSourceScanExec, column: Attribute, ranges: KeyRanges, maxFiles: Long,
+      conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit)
+      : Option[(HadoopFsRelation, Boolean, KeyPrunedFileIndex.Counts)] = {
+    val relation = scan.relation
+    val resolver = conf.resolver
+    val eligible = relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 &&
+      !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
+      KeyPrunedFileIndex.supports(column.dataType) &&
+      relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
+      !relation.partitionSchema.exists(f => resolver(f.name, column.name))
+    if (!eligible) return None
+    val counts = new KeyPrunedFileIndex.Counts(publish)
+    val hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
+    val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
+      maxFiles, hadoopConf, counts)
+    // the static partition filters only (DPP's need their subquery run): a superset of the files read
+    val static = scan.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(static).getOrElse(true), counts))
+  }
+}
