@@ -2,7 +2,8 @@ package sieve.bulkfilter
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, EmptyBlock, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block.BlockHelper
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
 import sieve.ordering._
@@ -17,6 +18,11 @@ import sieve.ordering._
  * not joined yet and count as true: the tree has no negation above its leaves, so that gives false
  * exactly when no answer for them could make the tree hold. Evaluated with short-circuits, children
  * in the order given (the cost order).
+ *
+ * Generated code reads each mask once into a local and, for trees up to `InlineLeaves` leaves, is the
+ * tree itself as one Java boolean expression of `&&` / `||` over bit tests; a larger tree (whose
+ * expression would pass the JVM's 64 KB method limit) is run by its compiled program over a buffer of
+ * the masks held by the task. No allocation per row either way.
  */
 case class TreeCondition(
     tree: FilterTree[Int],
@@ -24,7 +30,7 @@ case class TreeCondition(
     bits: Seq[Int],
     includes: Seq[Boolean],
     known: Seq[Boolean],
-    children: Seq[Expression]) extends Expression with CodegenFallback {
+    children: Seq[Expression]) extends Expression {
 
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = false
@@ -32,6 +38,9 @@ case class TreeCondition(
   override def foldable: Boolean = children.forall(_.foldable)
 
   @transient private lazy val program: Array[Long] => Boolean = compile(tree)
+
+  /** The compiled tree: also what generated code calls for a tree too large to inline. */
+  def test(masks: Array[Long]): Boolean = program(masks)
 
   private def compile(t: FilterTree[Int]): Array[Long] => Boolean = t match {
     case Leaf(l) if !known(l) => _ => true
@@ -57,6 +66,32 @@ case class TreeCondition(
     program(masks)
   }
 
+  override def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val masks = children.map { child =>
+      val m = child.genCode(ctx)
+      val name = ctx.freshName("mask")
+      (name, code"""${m.code}
+                   |long $name = ${m.isNull} ? 0L : ${m.value};""".stripMargin)
+    }
+    val read = masks.map(_._2).reduceOption(_ + _).getOrElse(EmptyBlock)
+    val (fill, result) = if (tree.leaves.size <= TreeCondition.InlineLeaves) {
+      def gen(t: FilterTree[Int]): String = t match {
+        case Leaf(l) if !known(l) => "true"
+        case Leaf(l) => s"((${masks(maskOf(l))._1} & (${1L << bits(l)}L)) ${if (includes(l)) "!=" else "=="} 0L)"
+        case AllOf(cs) => cs.map(gen).mkString("(", " && ", ")")
+        case AnyOf(cs) => cs.map(gen).mkString("(", " || ", ")")
+      }
+      ("", gen(tree))
+    } else {
+      val self = ctx.addReferenceObj("bulkFilterTree", this, classOf[TreeCondition].getName)
+      val buffer = ctx.addMutableState("long[]", "treeMasks", v => s"$v = new long[${children.size}];")
+      (masks.indices.map(i => s"$buffer[$i] = ${masks(i)._1};").mkString("\n"), s"$self.test($buffer)")
+    }
+    ev.copy(code = code"""$read
+                         |$fill
+                         |boolean ${ev.value} = $result;""".stripMargin, isNull = FalseLiteral)
+  }
+
   override def toString: String = {
     val joined = known.count(identity)
     s"bulk_filter_tree(${known.size} leaves, $joined joined)"
@@ -66,4 +101,10 @@ case class TreeCondition(
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): TreeCondition =
     copy(children = newChildren)
+}
+
+object TreeCondition {
+  /** Trees up to this many leaves are generated inline (a few KB of bytecode); larger ones call the
+   * compiled program. */
+  val InlineLeaves = 256
 }
