@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import DATA, fmt, interleaved_medians, ratio, run_with_limit, session  # noqa: E402
+from common import DATA, add_jar_argument, fmt, interleaved_medians, jar_note, ratio, run_with_limit, session  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 from spark_sieve.bulk_filter import AllOf, Leaf  # noqa: E402
@@ -213,12 +213,12 @@ def main(argv=None):
     p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates")
     p.add_argument("--trees", default="worst,best,nested", help=f"which trees ({', '.join(TREES)})")
     p.add_argument("--variants", default=",".join(VARIANTS), help=f"which variants ({', '.join(VARIANTS)})")
-    p.add_argument("--jar", help="load this spark-sieve jar instead of the installed one (A/B against another build)")
+    add_jar_argument(p)
     args = p.parse_args(argv)
     spark = session("spark-sieve bulk_filter bench", jar=args.jar)
     print(f"# bulk_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__}, Spark {spark.version}, local[2], {os.cpu_count()} cores"
-          + (f", jar {args.jar}" if args.jar else ""))
+          + jar_note(args.jar))
     bench_trees(spark, args.rows, args.runs, args.limit, args.trees.split(","), args.variants.split(","))
     bench_scaling(spark, [int(x) for x in args.scaling.split(",") if x], args.limit, args.exists_max)
     spark.stop()

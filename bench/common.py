@@ -13,6 +13,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, ".cache", "bench")
 
 
+def add_jar_argument(parser):
+    parser.add_argument("--jar", help="load this spark-sieve jar instead of the installed one (A/B against another build)")
+
+
+def jar_note(jar):
+    """The header's mention of the jar an A/B run loaded ('' for the installed one)."""
+    return f", jar {jar}" if jar else ""
+
+
 def session(app, memory="6g", jar=None):
     """A local[2] session with spark-sieve loaded (``jar``: another build of it, for an A/B run)."""
     builder = (SparkSession.builder.master("local[2]").appName(app)

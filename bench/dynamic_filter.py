@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))  # answers, tpcds
 
 from answers import diff_answers  # noqa: E402
-from common import DATA, fmt, interleaved_medians, ratio, session  # noqa: E402
+from common import DATA, add_jar_argument, fmt, interleaved_medians, jar_note, ratio, session  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 
@@ -451,7 +451,7 @@ def main(argv=None):
     p.add_argument("--tpcds-queries", help="comma-separated query numbers (default: all 99)")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
-    p.add_argument("--jar", help="load this spark-sieve jar instead of the installed one (A/B against another build)")
+    add_jar_argument(p)
     args = p.parse_args(argv)
 
     variants = [v for v in args.variants.split(",") if v]
@@ -468,7 +468,7 @@ def main(argv=None):
     status = sieve.status(spark)
     print(f"# dynamic_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
-          f"local[2], {os.cpu_count()} cores, driver memory {args.memory}" + (f", jar {args.jar}" if args.jar else ""))
+          f"local[2], {os.cpu_count()} cores, driver memory {args.memory}" + jar_note(args.jar))
     start = time.perf_counter()
     if not args.no_star:
         goals(bench_star(spark, args, variants, args.sieve_conf))
