@@ -48,9 +48,29 @@ def files(spark, tmp_path_factory):
     return f
 
 
-def check(spark, cars, tree):
-    """Same rows (duplicates counted) as the EXISTS formulation; one BulkFilter node before
-    optimisation; none after, and one join per key column."""
+ALWAYS_JOINS = "spark.sieve.bulkFilter.maxSetBytes"
+
+
+def check(spark, cars, tree, joined=0):
+    """Same rows (duplicates counted) as the EXISTS formulation, both ways a tree runs: value sets (the
+    default: one SetFilter, no join after optimisation, but for the `joined` columns whose sources have
+    no known size) and joins (maxSetBytes=0: one join per key column). One BulkFilter node before
+    optimisation, none after; no DISTINCT."""
+    columns = {leaf.column for leaf in _leaves(tree)}
+    spark.conf.set(ALWAYS_JOINS, "0")
+    try:
+        optimized = _check_answer(spark, cars, tree)[1]
+        assert _input_joins(optimized) == len(columns), optimized
+        assert "SetFilter" not in optimized
+    finally:
+        spark.conf.unset(ALWAYS_JOINS)
+    df, optimized = _check_answer(spark, cars, tree)
+    assert _input_joins(optimized) == joined, optimized
+    assert optimized.count("SetFilter") == (1 if joined < len(columns) else 0), optimized
+    return df
+
+
+def _check_answer(spark, cars, tree):
     df = tree.apply(cars)
     ok, diff = same_rows(df, exists_query(spark, cars, tree))
     assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
@@ -58,10 +78,8 @@ def check(spark, cars, tree):
     assert qe.analyzed().toString().count("BulkFilter") == 1
     optimized = qe.optimizedPlan().toString()
     assert "BulkFilter" not in optimized
-    columns = {leaf.column for leaf in _leaves(tree)}
-    assert _input_joins(optimized) == len(columns), optimized
     assert "Deduplicate" not in optimized and "Distinct" not in optimized
-    return df
+    return df, optimized
 
 
 def _input_joins(optimized_plan):
@@ -125,7 +143,10 @@ def test_every_source_kind(spark, cars, files):
     check(spark, cars, sieve.include("region", files["region_dir"]))                       # directory of parquet
     check(spark, cars, sieve.include("region", files["regions"], format="parquet"))
     frame = spark.createDataFrame([("Kia", 1), ("Ford", 2)], "b STRING, n INT")
-    check(spark, cars, sieve.include("brand", frame) & sieve.exclude("id", frame, value_column="n"))
+    # a DataFrame made from Python rows has no size Spark knows: it is joined, not held in memory
+    check(spark, cars, sieve.include("brand", frame) & sieve.exclude("id", frame, value_column="n"), joined=2)
+    known = spark.range(5, 8).selectExpr("CAST(id AS INT) AS n")
+    check(spark, cars, sieve.include("id", known) | sieve.include("brand", frame), joined=1)
 
 
 def test_operators_build_the_same_tree(files):
@@ -158,6 +179,13 @@ def test_seed_order_shown_by_explain(spark, cars, files):
     assert re.sub(r"\[[^\]]*\]", "", run) == (
         f"(((include(color, {files['colors']}) and include(color, {files['few_colors']})) and "
         f"include(brand, {files['brands']})) or include(region, {files['regions']}))")
+    assert "value sets: color (2 leaves), brand (1 leaves), region (1 leaves)" in text
+    assert "joins:      none" in text
+    spark.conf.set(ALWAYS_JOINS, "0")
+    try:
+        text = sieve.explain(df, print_it=False)
+    finally:
+        spark.conf.unset(ALWAYS_JOINS)
     assert "joins:      color (2 leaves) -> brand (1 leaves) -> region (1 leaves)" in text
     assert sieve.explain(cars, print_it=False).startswith("no BulkFilter in this plan")
 
@@ -232,4 +260,4 @@ def test_thousand_leaf_tree_matches_an_independent_evaluation(spark, tmp_path):
     expected = sorted((r for r in rows if _python_eval(tree, dict(zip(columns, r)), values)), key=repr)
     assert sorted((tuple(r) for r in out.collect()), key=repr) == expected
     optimized = out._jdf.queryExecution().optimizedPlan().toString()
-    assert _input_joins(optimized) == 10
+    assert _input_joins(optimized) == 0 and optimized.count("SetFilter") == 1

@@ -137,7 +137,9 @@ def _dynamic_filter_demo(spark, fact_rows=6_000_000, dim_rows=600_000):
 
 def main():
     builder = (SparkSession.builder.master("local[2]").appName("spark-sieve demo")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4"))
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               # Spark's console progress bars would run through the results printed below
+               .config("spark.ui.showConsoleProgress", "false"))
     spark = sieve.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:

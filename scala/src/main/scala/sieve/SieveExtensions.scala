@@ -2,7 +2,7 @@ package sieve
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import sieve.bulkfilter.LowerBulkFilters
+import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters}
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.{DynamicFilterStrategy, WireDynamicFilters, WireDynamicFiltersColumnarRule}
 import sieve.ordering.ReorderSubqueryPredicates
@@ -25,9 +25,12 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     SieveConf.registerWithSpark()
     // Analysis: an unknown or malformed spark.sieve.* setting fails the query, naming the key.
     ext.injectCheckRule(_ => ValidateSieveConf)
-    // Optimizer: BulkFilter nodes become per-key-column joins in cost order (the node has no physical
-    // form, so this rule runs whatever the settings; reordering is what the switches turn off).
+    // Optimizer: a BulkFilter node becomes one SetFilter (value sets) and, for value sources above
+    // maxSetBytes, joins in cost order (the node has no physical form, so this rule runs whatever the
+    // settings; reordering is what the switches turn off).
     ext.injectOptimizerRule(_ => LowerBulkFilters)
+    // Planner: a SetFilter becomes SetFilterExec, which builds its sets when it first executes.
+    ext.injectPlannerStrategy(_ => BulkFilterStrategy)
     // Optimizer: IN (subquery) / EXISTS filters ordered by the same cost model, before Spark turns
     // them into joins in written order.
     ext.injectOptimizerRule(_ => ReorderSubqueryPredicates)

@@ -9,20 +9,25 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
+import sieve.Preconditions
 import sieve.config.SieveConf
 import sieve.ordering._
 
 /**
- * Replaces each [[BulkFilter]] node with Catalyst's own joins, so the plan does not grow with the
- * number of leaves: all value sources of one key column become one table `value -> bitmasks` (bit i
- * set when leaf i holds the value), joined once (left outer: a key with no match gets empty masks),
- * and the tree becomes one [[TreeCondition]] over the mask columns. The per-column joins run in cost
- * order; after each, a filter drops the rows the tree already rejects whatever the columns not yet
- * joined say — the seed's "AND passes its filtered data on", generalised to OR.
+ * Replaces each [[BulkFilter]] node with what runs it, so the plan does not grow with the number of
+ * leaves. A key column whose value sources fit `spark.sieve.bulkFilter.maxSetBytes` is tested against an
+ * in-memory set of its values: the tree becomes ONE [[SetFilter]] over the input (no join, no
+ * aggregation; the sets are built at run time). A column above the bound keeps a join: all its sources
+ * become one table `value -> bitmasks` (bit i set when leaf i holds the value), joined once (left outer:
+ * a key with no match gets empty masks); joins run first, in cost order, and after each a filter drops
+ * the rows the tree already rejects whatever the columns not yet tested say — the seed's "AND passes its
+ * filtered data on", generalised to OR. Both evaluate the tree as one [[TreeCondition]].
  * Input rows are never duplicated (values are unique per table) nor de-duplicated (no DISTINCT).
  *
  * With spark.sieve.enabled or spark.sieve.bulkFilter.enabled off, the tree runs in written order.
- * The node cannot be left in the plan (nothing else executes it), so this rule always lowers it.
+ * The node cannot be left in the plan (nothing else executes it), so this rule always lowers it. It also
+ * pushes a filter that cannot raise below a SetFilter (Spark pushes filters below joins, not below a
+ * node it does not know), so that it reaches the scan.
  */
 object LowerBulkFilters extends Rule[LogicalPlan] {
   private val MaskBits = 64
@@ -30,18 +35,21 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case bf: BulkFilter => lower(bf, BulkFilterOrder.chosenTree(bf, conf))
+    case Filter(condition, f: SetFilter)
+        if Preconditions.deterministic(condition) && Preconditions.cannotRaise(condition) &&
+          condition.references.subsetOf(f.child.outputSet) =>
+      f.copy(child = Filter(condition, f.child))
   }
 
   /** Where leaf i's bit lives: mask column `group` of its key column's table, bit `bit`. */
   private case class Slot(group: Int, bit: Int)
 
   private def lower(bf: BulkFilter, tree: FilterTree[Int]): LogicalPlan = {
-    val n = bf.keys.size
-    val (maskOf, bits) = (new Array[Int](n), new Array[Int](n))
-    val known = Array.fill(n)(false)
+    val tests = Array.fill[LeafTest](bf.keys.size)(Undecided)
     var conditionInputs = Seq.empty[Expression]
     val conjuncts = topLevelConjuncts(tree)
-    val joined = BulkFilterOrder.columnsInOrder(bf, tree).foldLeft(bf.child) { (input, leaves) =>
+    val (setColumns, joinColumns) = BulkFilterOrder.setsAndJoins(bf, tree, conf)
+    val joined = joinColumns.foldLeft(bf.child) { (input, leaves) =>
       val key = bf.keys(leaves.head)
       val compared = bf.compareKey(leaves.head)
       val join = leaves match {
@@ -50,7 +58,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
           val source = bf.leafSources(leaf)
           val values = Project(Seq(bf.valueOf(source)), bf.sources(source))
           val on = Some(EqualTo(compared, bf.valueOf(source)))
-          maskOf(leaf) = conditionInputs.size
+          tests(leaf) = MaskBit(conditionInputs.size, 0)
           if (conjuncts(leaf)) {
             // a top-level AND conjunct: a semi / anti join, and the leaf holds for every row left
             conditionInputs :+= Literal(if (bf.leafIncludes(leaf)) 1L else 0L)
@@ -63,22 +71,44 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
         case _ =>
           val slots = leaves.zipWithIndex.map { case (leaf, i) => leaf -> Slot(i / MaskBits, i % MaskBits) }.toMap
           val (table, value, masks) = valueTable(bf, leaves, slots)
-          leaves.foreach { leaf =>
-            maskOf(leaf) = conditionInputs.size + slots(leaf).group
-            bits(leaf) = slots(leaf).bit
-          }
+          leaves.foreach(leaf => tests(leaf) = MaskBit(conditionInputs.size + slots(leaf).group, slots(leaf).bit))
           conditionInputs ++= masks
           Join(input, table, LeftOuter, Some(EqualTo(compared, value)), hint(table))
       }
-      leaves.foreach(known(_) = true)
       // A semi / anti join decides only its own leaf, true for every row it keeps: the tree can reject
       // no row the last filter kept, so no filter follows it.
       val semiOrAnti = leaves.size == 1 && conjuncts(leaves.head)
-      if (!semiOrAnti && couldBeDecided(tree, known)) {
-        Filter(TreeCondition(tree, maskOf.toSeq, bits.toSeq, bf.leafIncludes, known.toSeq, conditionInputs), join)
+      if (!semiOrAnti && couldBeDecided(tree, tests)) {
+        Filter(TreeCondition(tree, tests.toSeq, bf.leafIncludes, conditionInputs, conditionInputs.size), join)
       } else join
     }
-    Project(bf.child.output, joined)
+    val filtered = if (setColumns.isEmpty) joined else setFilter(bf, tree, setColumns, tests, conditionInputs, joined)
+    Project(bf.child.output, filtered)
+  }
+
+  /** One filter testing the leaves of `columns` against their value sets (and the joined leaves by their
+   * mask columns `maskInputs`); its sources are those of the set columns, renumbered. */
+  private def setFilter(bf: BulkFilter, tree: FilterTree[Int], columns: Seq[Seq[Int]], tests: Array[LeafTest],
+      maskInputs: Seq[Expression], input: LogicalPlan): SetFilter = {
+    val used = columns.flatten.map(bf.leafSources).distinct.sorted
+    val specs = columns.zipWithIndex.map { case (leaves, c) =>
+      leaves.zipWithIndex.foreach { case (leaf, bit) => tests(leaf) = SetBit(c, bit) }
+      def mask(owners: Seq[Int]): Seq[Long] = (0 to (leaves.size - 1) / MaskBits).map { w =>
+        owners.map(leaves.indexOf(_)).filter(_ / MaskBits == w).map(b => 1L << (b % MaskBits)).foldLeft(0L)(_ | _)
+      }
+      val branches = leaves.groupBy(bf.leafSources).toSeq.sortBy(_._1).map { case (source, sharing) =>
+        if (sharing.forall(bf.leafFiles(_).isEmpty)) SetBranch(used.indexOf(source), mask(sharing), Map.empty)
+        else {
+          val byFile = sharing.flatMap(l => bf.leafFiles(l).map(_ -> l)).groupBy(_._1)
+          SetBranch(used.indexOf(source), Nil, byFile.map { case (f, owners) => f -> mask(owners.map(_._2).distinct) })
+        }
+      }
+      ValueSetSpec(bf.keys(leaves.head).name, bf.valueOf(bf.leafSources(leaves.head)).dataType,
+        (leaves.size - 1) / MaskBits + 1, branches, leaves.map(bf.labels))
+    }
+    val keys = columns.map(leaves => ValueComparison.canonical(bf.compareKey(leaves.head)))
+    val condition = TreeCondition(tree, tests.toSeq, bf.leafIncludes, maskInputs ++ keys, maskInputs.size)
+    SetFilter(condition, specs, input, used.map(bf.sources))
   }
 
   /** Leaves that are the whole tree or direct children of a root AND. */
@@ -96,9 +126,9 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
     } else JoinHint.NONE
 
   /** False when no row can be rejected yet: an OR with a child that has no joined leaf is still true. */
-  private def couldBeDecided(tree: FilterTree[Int], known: Array[Boolean]): Boolean = {
+  private def couldBeDecided(tree: FilterTree[Int], tests: Array[LeafTest]): Boolean = {
     def alwaysTrue(t: FilterTree[Int]): Boolean = t match {
-      case Leaf(l) => !known(l)
+      case Leaf(l) => tests(l) == Undecided
       case AllOf(cs) => cs.forall(alwaysTrue)
       case AnyOf(cs) => cs.exists(alwaysTrue)
     }

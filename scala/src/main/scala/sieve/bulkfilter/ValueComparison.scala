@@ -1,11 +1,14 @@
 package sieve.bulkfilter
 
 import org.apache.spark.sql.{AnalysisException, SieveDatasets, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, BinaryComparison, Cast, EqualTo,
-  Expression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, BinaryComparison, Cast,
+  CollationKey, EqualTo, Expression}
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, Project}
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, StringType}
+
+import sieve.Preconditions
 
 import sieve.errors.SieveColumnException
 
@@ -38,6 +41,15 @@ object ValueComparison {
   def keyFor(key: Attribute, valueType: DataType): Expression =
     if (key.dataType == valueType) key
     else Cast(key, valueType, Option(SQLConf.get.sessionLocalTimeZone))
+
+  /** `e` (of a comparison type) in the form whose bytes are equal exactly when Spark's `=` says the
+   * values are: floats with -0.0 and NaN normalised (as a join's keys are), strings of a non-binary
+   * collation as their collation key. Value sets hold and probe this form. */
+  def canonical(e: Expression): Expression = e.dataType match {
+    case FloatType | DoubleType => NormalizeNaNAndZero(e)
+    case _: StringType if !Preconditions.binaryStable(e.dataType) => CollationKey(e)
+    case _ => e
+  }
 
   /** The type both sides of `k = v` are cast to by the session's analyzer; None when it refuses. */
   private def comparisonType(spark: SparkSession, k: DataType, v: DataType): Option[DataType] = {

@@ -34,6 +34,12 @@ object SieveConf {
     "A key column's value table is broadcast when its sources hold at most this many bytes; larger " +
       "ones are joined as Spark chooses (usually by shuffling both sides).")
 
+  val BULK_FILTER_MAX_SET_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
+    "spark.sieve.bulkFilter.maxSetBytes", default = 128L << 20,
+    "A key column's values are tested as an in-memory set (built once per query, broadcast, probed in " +
+      "generated code) when its value sources hold at most this many bytes (file sizes, or Spark's " +
+      "estimate of a DataFrame); a column above it keeps a join against its values. 0: always joins.")
+
   val SUBQUERY_ORDER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.subqueryOrder.enabled", default = true,
     "Order the AND/OR levels of ordinary filters made of IN (subquery) / EXISTS / NOT EXISTS predicates " +
@@ -99,7 +105,8 @@ object SieveConf {
       "cached) once the keys are known, and skips the files whose row groups cannot hold a key; 0 = never.")
 
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
-    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, SUBQUERY_ORDER_ENABLED, DYNAMIC_FILTER_ENABLED,
+    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, SUBQUERY_ORDER_ENABLED,
+    DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,

@@ -5,7 +5,7 @@ package sieve.keyset
  * in the CPU cache), which turns away ~94% of the keys not in the set with one load — before the set
  * itself is probed at the cost of a cache miss and a mispredicted branch. Takes [[KeyHash]] hashes.
  */
-final class Fingerprint(keys: Long) {
+final class Fingerprint(keys: Long) extends Serializable {
   private val shift = 64 - Fingerprint.log2(math.min(1L << 20, math.max(1L << 12, keys * 16)))
   private val bits = new Array[Long](1 << (64 - shift - 6))
 

@@ -16,6 +16,7 @@ private[sieve] object KeyHash {
   }
 
   /** The key row's bytes, hashed in place (no copy). */
-  def ofRow(key: UnsafeRow): Long =
-    XXH64.hashUnsafeBytes(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, 42L)
+  def ofRow(key: UnsafeRow): Long = ofBytes(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
+
+  def ofBytes(base: AnyRef, offset: Long, length: Int): Long = XXH64.hashUnsafeBytes(base, offset, length, 42L)
 }

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import sieve.SieveSessionSuite
@@ -73,33 +73,67 @@ class BulkFilterSuite extends SieveSessionSuite {
     s.sql(s"SELECT * FROM cars WHERE ${sql(tree)}")
   }
 
-  /** Answer equal to vanilla's EXISTS query, one BulkFilter in the analyzed plan, one join per key
-   * column in the optimized plan (each against a grouped value table), and no DISTINCT anywhere. */
+  private val AlwaysJoins = "spark.sieve.bulkFilter.maxSetBytes" -> "0"
+
+  /** Answer equal to vanilla's EXISTS query, one BulkFilter in the analyzed plan, and in the optimized
+   * plan ONE SetFilter (a value set per key column) and no join; with maxSetBytes=0, the same answer with
+   * one join per key column instead. No DISTINCT anywhere. */
   private def checkTree(tree: Tree): DataFrame = {
+    checkJoins(tree)
+    checkSets(tree)
+  }
+
+  private def check(tree: Tree): DataFrame = {
     val df = checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(cars(s)) else existsQuery(tree)(s))
     assert(df.queryExecution.analyzed.collect { case b: BulkFilter => b }.size === 1)
     val optimized = df.queryExecution.optimizedPlan
     assert(optimized.collect { case b: BulkFilter => b }.isEmpty)
-    val keyColumns = tree.leaves.map(_.column).distinct
-    assert(inputJoins(optimized).size === keyColumns.size, optimized.treeString)
     assert(optimized.collect { case d @ (_: Distinct | _: Deduplicate) => d }.isEmpty)
     df
   }
 
+  private def checkSets(tree: Tree): DataFrame = {
+    val df = check(tree)
+    val optimized = df.queryExecution.optimizedPlan
+    assert(inputJoins(optimized).isEmpty, optimized.treeString)
+    assert(setFilters(optimized).map(_.sets.map(_.column).toSet) === Seq(tree.leaves.map(_.column).toSet),
+      optimized.treeString)
+    df
+  }
+
+  private def checkJoins(tree: Tree): DataFrame = withConf(AlwaysJoins) {
+    val df = check(tree)
+    val optimized = df.queryExecution.optimizedPlan
+    assert(inputJoins(optimized).size === tree.leaves.map(_.column).distinct.size, optimized.treeString)
+    assert(setFilters(optimized).isEmpty)
+    df
+  }
+
+  private def setFilters(plan: LogicalPlan): Seq[SetFilter] = plan.collect { case f: SetFilter => f }
+
+  /** The order the key columns are tested in: value sets (in the tree's order), or joins. */
   private def joinOrder(df: DataFrame): Seq[String] = joinOrder(df.queryExecution.optimizedPlan)
+  private def setOrder(df: DataFrame): Seq[String] =
+    setFilters(df.queryExecution.optimizedPlan).flatMap(_.sets.map(_.column))
+
+  /** Both ways of running `tree` test its key columns in `expected` order. */
+  private def checkOrder(tree: Tree, expected: Seq[String]): DataFrame = {
+    assert(joinOrder(checkJoins(tree)) === expected)
+    val df = checkSets(tree)
+    assert(setOrder(df) === expected)
+    df
+  }
 
   testWithAndWithoutAqe("the seed's example (D) or ((C) and (A and B)) runs as (((A and B) and C) or D)") {
     val tree = anyOf(D, allOf(C, allOf(A, B)))
-    val df = checkTree(tree)
-    assert(joinOrder(df) === Seq("color", "brand", "region"))
+    val df = checkOrder(tree, Seq("color", "brand", "region"))
     assert(PythonFacadeText.asRun(df) ===
       s"(((include(color, $colorsA) and include(color, $colorsB)) and include(brand, $brands)) or include(region, $regions))")
   }
 
   testWithAndWithoutAqe("the seed's example (a or b) and c and (d or f) runs c first") {
     val tree = allOf(anyOf(A, B), C, anyOf(D, exclude("year", years)))
-    val df = checkTree(tree)
-    assert(joinOrder(df) === Seq("brand", "color", "region", "year"))
+    checkOrder(tree, Seq("brand", "color", "region", "year"))
   }
 
   testWithAndWithoutAqe("exclude keeps NULL keys; NULLs among the values match nothing") {
@@ -151,16 +185,17 @@ class BulkFilterSuite extends SieveSessionSuite {
     val tree = allOf(anyOf(A, D, B), anyOf(C, exclude("year", years)))
     val written = Seq("color", "region", "brand", "year")
     withConf("spark.sieve.bulkFilter.enabled" -> "false") {
-      assert(joinOrder(checkTree(tree)) === written)
+      checkOrder(tree, written)
     }
     withConf("spark.sieve.enabled" -> "false") {
-      assert(joinOrder(checkTree(tree)) === written)
+      checkOrder(tree, written)
     }
-    assert(joinOrder(checkTree(tree)) === Seq("brand", "year", "color", "region"))
+    checkOrder(tree, Seq("brand", "year", "color", "region"))
   }
 
-  testWithAndWithoutAqe("top-level single-leaf columns run as semi / anti joins, others as existence joins") {
-    val df = checkTree(allOf(C, exclude("year", years), anyOf(A, D)))
+  testWithAndWithoutAqe("joined top-level single-leaf columns run as semi / anti joins, others as existence joins") {
+    checkSets(allOf(C, exclude("year", years), anyOf(A, D)))
+    val df = checkJoins(allOf(C, exclude("year", years), anyOf(A, D)))
     val types = inputJoins(df.queryExecution.optimizedPlan).map(_.joinType.toString).sorted
     assert(types.count(_ == "LeftSemi") === 1 && types.count(_ == "LeftAnti") === 1, types)
     assert(types.count(_.startsWith("ExistenceJoin")) === 2, types)
@@ -170,13 +205,12 @@ class BulkFilterSuite extends SieveSessionSuite {
     val oneBrand = textFile("one_brand.txt", "Kia")
     val tree = allOf(exclude("color", textFile("no_color.txt", "purple")), include("brand", oneBrand))
     withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
-      val df = checkTree(tree)
-      assert(joinOrder(df) === Seq("brand", "color"))
+      val df = checkOrder(tree, Seq("brand", "color"))
       val text = sieve.api.PythonFacade.explainBulkFilters(df)
       assert(text.contains("cost model: stats"), text)
       assert(text.matches("(?s).*include\\(brand, [^)]*\\)\\[s=0\\.1\\d* c=.*"), text)
     }
-    assert(joinOrder(checkTree(tree)) === Seq("color", "brand"))  // seed: ties keep the written order
+    checkOrder(tree, Seq("color", "brand"))  // seed: ties keep the written order
   }
 
   test("bad trees fail at apply(), naming the file, column or node") {

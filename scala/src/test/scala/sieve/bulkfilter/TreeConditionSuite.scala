@@ -3,15 +3,18 @@ package sieve.bulkfilter
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenFallback, GeneratePredicate}
-import org.apache.spark.sql.types.LongType
+import org.apache.spark.sql.types.{DataType, Decimal, DecimalType, LongType, StringType}
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import sieve.keyset.{ValueKey, ValueSet, ValueSetBuilder, ValueSets}
 import sieve.ordering._
 
 /** The bulk-filter tree's generated code (inline, and through its program for large trees) answers as
- * its interpreted form does, on random trees and masks, NULL masks and unjoined leaves included. */
+ * its interpreted form does, on random trees whose leaves are mask bits (NULL masks included), value-set
+ * probes of long, string and decimal keys (NULL keys included) and undecided leaves. */
 class TreeConditionSuite extends AnyFunSuite {
   private def randomTree(rnd: Random, leaves: Int): FilterTree[Int] = {
     def build(ls: Seq[Int], and: Boolean): FilterTree[Int] =
@@ -25,23 +28,57 @@ class TreeConditionSuite extends AnyFunSuite {
     build(0 until leaves, rnd.nextBoolean())
   }
 
+  private val keyTypes: Seq[DataType] = Seq(LongType, StringType, DecimalType(30, 2))
+  private def keyValue(t: DataType, v: Int): Any = t match {
+    case LongType => v.toLong
+    case StringType => UTF8String.fromString(s"v$v")
+    case d: DecimalType => Decimal(BigDecimal(v) / 4, d.precision, d.scale)
+    case other => fail(s"no values for $other")
+  }
+
   Seq(("inline", 40), ("program", TreeCondition.InlineLeaves + 60)).foreach { case (name, n) =>
     test(s"generated code equals eval: $name ($n leaves)") {
       val rnd = new Random(n)
       val groups = (n + 63) / 64
-      val children: Seq[Expression] = (0 until groups).map(i => BoundReference(i, LongType, nullable = true))
+      val maskChildren: Seq[Expression] = (0 until groups).map(i => BoundReference(i, LongType, nullable = true))
+      val keyChildren: Seq[Expression] = keyTypes.indices.map(c => BoundReference(groups + c, keyTypes(c), nullable = true))
       var (trues, falses) = (0, 0)
       (0 until 5).foreach { round =>
-        val condition = TreeCondition(randomTree(rnd, n), maskOf = (0 until n).map(_ / 64), bits = (0 until n).map(_ % 64),
-          includes = Seq.fill(n)(rnd.nextBoolean()), known = Seq.fill(n)(rnd.nextDouble() < 0.8), children)
+        // each leaf: a mask bit, a bit of one set's masks, or undecided
+        val perSet = Array.fill(keyTypes.size)(0)
+        val tests: Seq[LeafTest] = (0 until n).map { l =>
+          val r = rnd.nextDouble()
+          if (r < 0.4) MaskBit(l / 64, l % 64)
+          else if (r < 0.9) { val c = rnd.nextInt(keyTypes.size); perSet(c) += 1; SetBit(c, perSet(c) - 1) }
+          else Undecided
+        }
+        val built: Array[ValueSet] = keyTypes.indices.map { c =>
+          val words = math.max(perSet(c) - 1, 0) / 64 + 1
+          val t = keyTypes(c)
+          val builder = new ValueSetBuilder(ValueKey.of(t) == ValueKey.Integral, words)
+          val project = UnsafeProjection.create(Seq(BoundReference(0, t, nullable = false)))
+          (0 until 20).foreach { v =>
+            (0 until 2).foreach { _ =>
+              val mask = Array.fill(words)(0L)
+              (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
+              if (mask.exists(_ != 0)) ValueKey.add(ValueKey.of(t), t, project(InternalRow(keyValue(t, v))), builder, mask)
+            }
+          }
+          builder.result()
+        }.toArray
+        val sets = new ValueSets { def apply(c: Int): ValueSet = built(c) }
+        val condition = TreeCondition(randomTree(rnd, n), tests, includes = Seq.fill(n)(rnd.nextBoolean()),
+          maskChildren ++ keyChildren, groups, sets)
         assert(!condition.isInstanceOf[CodegenFallback])
         val generated = GeneratePredicate.generate(condition)
         generated.initialize(0)
         (0 until 2000).foreach { _ =>
-          val row = InternalRow.fromSeq((0 until groups).map { _ =>
+          val masks = (0 until groups).map { _ =>
             if (rnd.nextDouble() < 0.1) null
             else { var m = 0L; (0 until 64).foreach(b => if (rnd.nextDouble() < 0.7) m |= 1L << b); m }
-          })
+          }
+          val keys = keyTypes.map(t => if (rnd.nextDouble() < 0.1) null else keyValue(t, rnd.nextInt(25)))
+          val row = InternalRow.fromSeq(masks ++ keys)
           val expected = condition.eval(row).asInstanceOf[Boolean]
           assert(generated.eval(row) === expected, s"round $round, row $row")
           if (expected) trues += 1 else falses += 1

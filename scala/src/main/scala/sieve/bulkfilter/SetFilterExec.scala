@@ -1,0 +1,120 @@
+package sieve.bulkfilter
+
+import java.util.concurrent.TimeUnit.NANOSECONDS
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Predicate, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution, UnaryExecNode}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+import sieve.keyset.{ValueSet, ValueSets}
+
+/**
+ * A [[SetFilter]] at run time. When it first executes, on the driver: its value sets are built from the
+ * `sources` ([[BuildValueSets]], one job) and broadcast; then every row of `child` is tested by the
+ * tree's generated code in the child's own stage, as Spark's FilterExec tests a condition.
+ */
+case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], child: SparkPlan,
+    sources: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
+
+  override def children: Seq[SparkPlan] = child +: sources
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+  override def outputOrdering: Seq[SortOrder] = child.outputOrdering
+  override def needCopyResult: Boolean = child.asInstanceOf[CodegenSupport].needCopyResult
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "setValues" -> SQLMetrics.createMetric(sparkContext, "values in sets"),
+    "setBytes" -> SQLMetrics.createSizeMetric(sparkContext, "value set size"),
+    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "value set build time"))
+
+  @transient private lazy val holder = new SetFilterExec.BroadcastSets
+  @transient @volatile private var built: Seq[ValueSet] = Nil
+
+  /** The sets as built, for explain ("not executed yet" before). */
+  def setsDescription: Seq[String] =
+    if (built.isEmpty) sets.map(s => s"${s.column}: not built yet")
+    else sets.zip(built).map { case (s, b) => s"${s.column}: ${b.describe}" }
+
+  override def simpleString(maxFields: Int): String =
+    s"SetFilter $condition on ${sets.map(s => s"${s.column} (${s.labels.size} leaves)").mkString(", ")}"
+
+  @transient private lazy val prepared: Unit = {
+    val start = System.nanoTime()
+    val result = BuildValueSets(sets, sources)
+    holder.sets = sparkContext.broadcast(result)
+    built = result.toSeq
+    longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
+    longMetric("setValues") += result.map(_.size).sum
+    longMetric("setBytes") += result.map(_.bytes).sum
+    SQLMetrics.postDriverMetricUpdates(sparkContext, sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
+      Seq("buildTime", "setValues", "setBytes").map(metrics))
+  }
+
+  private def bound = BindReferences.bindReference(condition.withSets(holder), child.output)
+
+  override def inputRDDs(): Seq[RDD[InternalRow]] = {
+    prepared
+    child.asInstanceOf[CodegenSupport].inputRDDs()
+  }
+
+  override protected def doProduce(ctx: CodegenContext): String =
+    child.asInstanceOf[CodegenSupport].produce(ctx, this)
+
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
+    val rowsOut = metricTerm(ctx, "numOutputRows")
+    ctx.currentVars = input
+    val check = bound.genCode(ctx)
+    // As Spark's FilterExec: `continue` skips the row, the do-while(false) gives it a loop to leave.
+    s"""
+       |do {
+       |  ${check.code}
+       |  if (!${check.value}) continue;
+       |  $rowsOut.add(1);
+       |  ${consume(ctx, input)}
+       |} while(false);
+     """.stripMargin
+  }
+
+  /** Without whole-stage codegen: the same test over rows. */
+  override protected def doExecute(): RDD[InternalRow] = {
+    prepared
+    val condition = bound
+    val (rowsOut, inputs) = (longMetric("numOutputRows"), child.output)
+    child.execute().mapPartitionsWithIndex { (index, rows) =>
+      val predicate = Predicate.create(condition, inputs)
+      predicate.initialize(index)
+      rows.filter { row =>
+        val keep = predicate.eval(row)
+        if (keep) rowsOut += 1
+        keep
+      }
+    }
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SetFilterExec =
+    copy(child = newChildren.head, sources = newChildren.tail)
+}
+
+object SetFilterExec {
+  /** The built sets, as tasks find them. */
+  final class BroadcastSets extends ValueSets {
+    @volatile var sets: Broadcast[Array[ValueSet]] = _
+    def apply(column: Int): ValueSet = sets.value(column)
+  }
+}
+
+/**
+ * A value source of a [[SetFilterExec]], read by its own job: the boundary that gives the source its own
+ * generated code (without it, the source would be folded into the filter's stage and read row by row).
+ */
+case class ValueSourceExec(child: SparkPlan) extends UnaryExecNode {
+  override def output: Seq[Attribute] = child.output
+  override protected def doExecute(): RDD[InternalRow] = child.execute()
+  override protected def withNewChildInternal(newChild: SparkPlan): ValueSourceExec = copy(child = newChild)
+}

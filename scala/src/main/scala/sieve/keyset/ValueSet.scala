@@ -1,0 +1,65 @@
+package sieve.keyset
+
+/**
+ * The exact values of one bulk-filter key column, each with the mask of the leaves whose sources hold
+ * it: `idOf*` answers the id of the value's mask (its `words` longs at `masks(id * words)`), or -1 for a
+ * value in no source. Never approximate (a bulk filter's answer is exact). Built by [[ValueSetBuilder]].
+ */
+sealed abstract class ValueSet extends Serializable {
+  def words: Int
+  def masks: Array[Long]
+  def size: Long
+  def bytes: Long
+  def kind: String
+  def idOfLong(v: Long): Int
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int
+
+  def describe: String = s"$kind of $size values, ${masks.length / math.max(words, 1)} masks, $bytes bytes"
+}
+
+/** Long values, hashed, behind a cache-sized fingerprint that turns most absent values away in one load. */
+final class LongValueSet(map: LongIdMap, fingerprint: Fingerprint, val words: Int, val masks: Array[Long])
+    extends ValueSet {
+  def size: Long = map.size
+  def bytes: Long = map.bytes + masks.length * 8L
+  def kind: String = "hash set"
+  def idOfLong(v: Long): Int = if (fingerprint.mightContain(KeyHash.ofLong(v))) map.get(v) else -1
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
+}
+
+/** Dense long values that all have the same mask (id 0): one bit each, one load per test, no hash. */
+final class BitmapValueSet(bitmap: LongBitmap, count: Long, val words: Int, val masks: Array[Long])
+    extends ValueSet {
+  def size: Long = count
+  def bytes: Long = bitmap.bytes + masks.length * 8L
+  def kind: String = s"bitmap over [${bitmap.lo}, ${bitmap.hi}]"
+  def idOfLong(v: Long): Int = if (bitmap.contains(v)) 0 else -1
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
+}
+
+/** Byte-string values (strings, binary, key rows), hashed, behind a fingerprint. */
+final class BytesValueSet(map: BytesIdMap, fingerprint: Fingerprint, val words: Int, val masks: Array[Long])
+    extends ValueSet {
+  def size: Long = map.size
+  def bytes: Long = map.bytes + masks.length * 8L
+  def kind: String = "hash set"
+  def idOfLong(v: Long): Int = throw new UnsupportedOperationException
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int =
+    if (fingerprint.mightContain(KeyHash.ofBytes(base, offset, length))) map.get(base, offset, length) else -1
+}
+
+/** Sources with no values: every key is in no source. */
+final class EmptyValueSet(val words: Int) extends ValueSet {
+  def masks: Array[Long] = Array.emptyLongArray
+  def size: Long = 0
+  def bytes: Long = 0
+  def kind: String = "empty set"
+  def idOfLong(v: Long): Int = -1
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = -1
+}
+
+/** Where generated code finds the value sets of a filter: filled on the driver before any task runs (the
+ * code is generated before the sets are built). */
+trait ValueSets extends Serializable {
+  def apply(column: Int): ValueSet
+}

@@ -1,0 +1,106 @@
+"""Bulk filters on every kind of key column, both ways a tree runs (value sets, and joins with
+maxSetBytes=0), each answer against plain Spark's EXISTS / NOT EXISTS formulation: Spark's own `=` decides
+what matches (NaN = NaN, -0.0 = 0.0, collations), NULL keys are in no set."""
+
+import pytest
+
+import spark_sieve as sieve
+from answers import diff_answers
+from reference import exists_query
+
+ALWAYS_JOINS = "spark.sieve.bulkFilter.maxSetBytes"
+
+# column: (SQL type, the rows' values, the value source's values) — NULLs and repeats on both sides
+KEYS = {
+    "s": ("STRING", ["'a'", "'b'", "''", "'é'", "NULL"], ["'a'", "'é'", "NULL", "'zz'"]),
+    "lc": ("STRING COLLATE UTF8_LCASE", ["'Abc'", "'x'", "'ABC'", "NULL"], ["'abc'"]),
+    "d": ("DATE", ["DATE'2024-01-01'", "DATE'1999-12-31'", "NULL"], ["DATE'2024-01-01'", "DATE'2030-01-01'"]),
+    "ts": ("TIMESTAMP", ["TIMESTAMP'2024-01-01 10:00:00'", "TIMESTAMP'2024-01-01 10:00:01'", "NULL"],
+           ["TIMESTAMP'2024-01-01 10:00:00'"]),
+    "ntz": ("TIMESTAMP_NTZ", ["TIMESTAMP_NTZ'2024-01-01 10:00:00'", "NULL"], ["TIMESTAMP_NTZ'2024-01-01 10:00:00'"]),
+    "dec": ("DECIMAL(30,3)", ["1.5", "123456789012345678901.125", "-2", "NULL"], ["1.500", "123456789012345678901.125"]),
+    "dsm": ("DECIMAL(9,2)", ["1.5", "2.25", "-3", "NULL"], ["1.50", "-3"]),
+    "b": ("BOOLEAN", ["true", "false", "NULL"], ["true"]),
+    "bin": ("BINARY", ["X'00'", "X'0102'", "X''", "NULL"], ["X'0102'", "X''"]),
+    "l": ("BIGINT", ["9223372036854775807", "-9223372036854775808", "0", "NULL"], ["9223372036854775807", "0"]),
+    "sh": ("SMALLINT", ["1", "-32768", "7", "NULL"], ["-32768", "7"]),
+    "i": ("INT", ["1", "2", "1000000", "NULL"], ["2", "1000000", "5"]),
+    "f": ("DOUBLE", ["0.0", "-0.0", "double('NaN')", "1.5", "NULL"], ["-0.0", "double('NaN')"]),
+    "r": ("FLOAT", ["float(0.0)", "float('NaN')", "float(2.5)", "NULL"], ["float(-0.0)", "float(2.5)"]),
+}
+
+
+def _column(values, type_, n):
+    """`n` rows cycling through `values`, as a SQL expression over `id`."""
+    cases = " ".join(f"WHEN {i} THEN CAST({v} AS {type_})" for i, v in enumerate(values))
+    return f"CASE id % {len(values)} {cases} END"
+
+
+@pytest.fixture(scope="module")
+def table(spark):
+    # 60 rows; each column cycles through its values at its own period, so rows mix them
+    exprs = [f"{_column(rows, type_, 60)} AS {name}" for name, (type_, rows, _) in KEYS.items()]
+    return spark.range(60).selectExpr("id", *exprs).union(spark.range(5).selectExpr("id", *exprs))  # duplicates
+
+
+@pytest.fixture(scope="module")
+def sources(spark, tmp_path_factory):
+    """Each key's values as a parquet file of the key's own type."""
+    d = tmp_path_factory.mktemp("typed_values")
+    paths = {}
+    for name, (type_, _, values) in KEYS.items():
+        rows = " UNION ALL ".join(f"SELECT CAST({v} AS {type_}) AS v" for v in values)
+        paths[name] = str(d / f"{name}.parquet")
+        spark.sql(rows).coalesce(1).write.parquet(paths[name])
+    return paths
+
+
+def _run(spark, table, tree, joins):
+    if joins:
+        spark.conf.set(ALWAYS_JOINS, "0")
+    try:
+        df = tree.apply(table)
+        diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
+        assert diff is None, f"differs from EXISTS/NOT EXISTS (missing, extra): {diff}"
+        optimized = df._jdf.queryExecution().optimizedPlan().toString()
+        assert ("SetFilter" in optimized) != joins, optimized
+        return df
+    finally:
+        spark.conf.unset(ALWAYS_JOINS)
+
+
+@pytest.mark.parametrize("joins", [False, True], ids=["sets", "joins"])
+@pytest.mark.parametrize("name", list(KEYS))
+def test_include_and_exclude_on_each_key_type(spark, table, sources, name, joins):
+    inc = _run(spark, table, sieve.include(name, sources[name]), joins)
+    exc = _run(spark, table, sieve.exclude(name, sources[name]), joins)
+    assert inc.count() > 0 and exc.count() > 0      # both sides of each leaf are exercised
+    assert inc.count() + exc.count() == table.count()
+
+
+def test_every_key_type_in_one_tree(spark, table, sources):
+    names = list(KEYS)
+    tree = sieve.any_of(*[sieve.all_of(sieve.include(a, sources[a]), sieve.exclude(b, sources[b]))
+                          for a, b in zip(names, names[1:] + names[:1])])
+    for joins in (False, True):
+        _run(spark, table, tree, joins)
+
+
+def test_oversized_sources_are_joined_and_the_rest_are_sets(spark, table, sources, tmp_path):
+    """A column whose sources are above maxSetBytes keeps a join; the others are tested in one SetFilter
+    that also reads the joined leaves; explain says which is which."""
+    big = tmp_path / "big_ints.txt"
+    big.write_text("".join(f"{v}\n" for v in range(0, 200_000, 7)) + "2\n")   # ~1.3 MB
+    tree = sieve.any_of(sieve.all_of(sieve.include("i", str(big)), sieve.exclude("s", sources["s"])),
+                        sieve.include("d", sources["d"]))
+    spark.conf.set(ALWAYS_JOINS, "100k")
+    try:
+        df = tree.apply(table)
+        diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
+        assert diff is None, diff
+        optimized = df._jdf.queryExecution().optimizedPlan().toString()
+        assert optimized.count("SetFilter") == 1 and "3 leaves: 2 in value sets, 1 joined" in optimized, optimized
+        text = sieve.explain(df, print_it=False)
+        assert "value sets: s (1 leaves), d (1 leaves)" in text and "joins:      i (1 leaves)" in text, text
+    finally:
+        spark.conf.unset(ALWAYS_JOINS)
