@@ -4,12 +4,16 @@
     dev/bench bulk_filter --rows 200000 --runs 1 --limit 60 --scaling 10,100   # a quick look
 
 Variants, each timed as a full write to Spark's no-op sink (every row and column materialised):
+  floor    the bare scan: the same input written with no filter at all (what no filter can beat)
   naive    the seed's plan: each leaf a semi/anti join on its input, OR = union + dropDuplicates
   exists   plain Spark: the tree as EXISTS / NOT EXISTS predicates, in written order
+  isin     plain Spark: the tree as `isin` over literal lists, what a user writes by hand for small
+           lists (not run above ISIN_MAX_VALUES values in all)
   written  spark-sieve with reordering off (fused joins, written order)
   seed     spark-sieve, costModel=seed
   stats    spark-sieve, costModel=stats
-Ratios are vanilla time / sieve time (above 1 = spark-sieve faster), measured in this run.
+Ratios are vanilla time / sieve time (above 1 = spark-sieve faster), measured in this run; "seed / floor"
+is the seed variant's time over the bare scan's (1 = the filter costs nothing).
 """
 
 import argparse
@@ -22,12 +26,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import DATA, add_jar_argument, fmt, interleaved_medians, jar_note, ratio, run_with_limit, session  # noqa: E402
 
+from pyspark.sql import functions as F  # noqa: E402
+
 import spark_sieve as sieve  # noqa: E402
+from spark_sieve import demo  # noqa: E402
 from spark_sieve.bulk_filter import AllOf, Leaf  # noqa: E402
 
 KEYS = [f"k{i}" for i in range(10)]
 DOMAIN = 2_000_000          # each key column is uniform over [0, DOMAIN): a value set of n values keeps n/DOMAIN
 SIZES = [10, 100, 1_000, 10_000, 100_000, 1_000_000]
+ISIN_MAX_VALUES = 100_000
+CARS_ROWS = 2_000_000   # the demo's cars table
 
 
 def base_table(spark, rows):
@@ -58,6 +67,22 @@ def worst_order_tree():
     return sieve.all_of(*[sieve.include(KEYS[i], value_file(size, i)) for i, size in enumerate(reversed(SIZES))])
 
 
+def cars_table(spark, _rows):
+    """The demo's generated cars (spark_sieve.demo), written once as Parquet."""
+    path = os.path.join(DATA, f"cars_{CARS_ROWS}.parquet")
+    if not os.path.exists(os.path.join(path, "_SUCCESS")):
+        print(f"generating {CARS_ROWS:,} cars into {path} ...", flush=True)
+        demo.cars_frame(spark, CARS_ROWS).write.mode("overwrite").parquet(path)
+    return spark.read.parquet(path)
+
+
+def cars_tree():
+    """The demo's tree, (D) or ((C) and (A and B)), over value files written like the demo's."""
+    d = os.path.join(DATA, "cars_values")
+    os.makedirs(d, exist_ok=True)
+    return demo.cars_tree(d)
+
+
 def best_order_tree():
     return sieve.all_of(*[sieve.include(KEYS[i], value_file(size, i)) for i, size in enumerate(SIZES)])
 
@@ -79,10 +104,14 @@ def nested_tree(leaves, seed=1, sizes=SIZES):
 
 # ---- the variants ------------------------------------------------------------------------------
 
-def _values(spark, leaf, cache):
+def _values(spark, leaf, cache, key_type="INT"):
     if leaf.source not in cache:
-        cache[leaf.source] = spark.read.text(leaf.source).selectExpr("CAST(value AS INT) AS v")
+        cache[leaf.source] = spark.read.text(leaf.source).selectExpr(f"CAST(value AS {key_type}) AS v")
     return cache[leaf.source]
+
+
+def _key_type(df, column):
+    return df.schema[column].dataType.simpleString()
 
 
 def naive(spark, df, tree, cache=None):
@@ -90,7 +119,7 @@ def naive(spark, df, tree, cache=None):
     union + dropDuplicates (wrong with duplicate rows; the base here has none)."""
     cache = {} if cache is None else cache
     if isinstance(tree, Leaf):
-        values = _values(spark, tree, cache)
+        values = _values(spark, tree, cache, _key_type(df, tree.column))
         return df.join(values, df[tree.column] == values.v, "left_semi" if tree.include else "left_anti")
     if isinstance(tree, AllOf):
         for child in tree.children:
@@ -111,7 +140,7 @@ def exists(spark, df, tree):
         if isinstance(node, Leaf):
             if node.source not in views:
                 views[node.source] = f"bench_v{len(views)}"
-                _values(spark, node, {}).createOrReplaceTempView(views[node.source])
+                _values(spark, node, {}, _key_type(df, node.column)).createOrReplaceTempView(views[node.source])
             v = views[node.source]
             test = f"EXISTS (SELECT 1 FROM {v} WHERE {v}.v = bench_base.{node.column})"
             return test if node.include else f"NOT {test}"
@@ -119,6 +148,46 @@ def exists(spark, df, tree):
         return "(" + joiner.join(sql(c) for c in node.children) + ")"
 
     return spark.sql(f"SELECT * FROM bench_base WHERE {sql(tree)}")
+
+
+def isin(spark, df, tree):
+    """The tree as one Column of `isin` over literal lists; None when the lists are too long to write."""
+    leaves = []
+
+    def walk(node):
+        if isinstance(node, Leaf):
+            leaves.append(node)
+        else:
+            for c in node.children:
+                walk(c)
+    walk(tree)
+    lists = {}
+    for leaf in leaves:
+        if leaf.source not in lists:
+            with open(leaf.source) as f:
+                lists[leaf.source] = [line.rstrip("\n") for line in f if line.strip()]
+    if sum(len(v) for v in lists.values()) > ISIN_MAX_VALUES:
+        return None
+
+    def column(node):
+        if isinstance(node, Leaf):
+            values = lists[node.source]
+            if _key_type(df, node.column) == "int":
+                values = [int(v) for v in values]
+            hit = F.col(node.column).isin(values)
+            # NOT EXISTS keeps a NULL key: so does NOT isin, once its NULL is read as true
+            return hit if node.include else F.coalesce(~hit, F.lit(True))
+        parts = [column(c) for c in node.children]
+        out = parts[0]
+        for p in parts[1:]:
+            out = (out & p) if isinstance(node, AllOf) else (out | p)
+        return out
+
+    return df.where(column(tree))
+
+
+def floor(spark, df, tree):
+    return df
 
 
 def with_sieve(spark, df, tree):
@@ -129,8 +198,10 @@ def with_sieve(spark, df, tree):
 # runs interleave). The vanilla variants run with spark-sieve off: its rule would reorder EXISTS.
 VANILLA = {"spark.sieve.enabled": "false"}
 VARIANTS = {
+    "floor": (floor, VANILLA),
     "naive": (naive, VANILLA),
     "exists": (exists, VANILLA),
+    "isin": (isin, VANILLA),
     "written": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "false"}),
     "seed": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
                           "spark.sieve.bulkFilter.costModel": "seed"}),
@@ -147,32 +218,41 @@ def noop_write(df, settings=None):
     return run
 
 
-TREES = {"worst": ("worst-order AND (6 leaves)", worst_order_tree),
-         "best": ("best-order AND (6 leaves)", best_order_tree),
-         "nested": ("nested (100 leaves)", lambda: nested_tree(100))}
+# name: (label, the tree, its input: the base table, or the demo's cars)
+TREES = {"cars": ("demo's cars tree (4 leaves, 2M cars)", cars_tree, cars_table),
+         "worst": ("worst-order AND (6 leaves)", worst_order_tree, base_table),
+         "best": ("best-order AND (6 leaves)", best_order_tree, base_table),
+         "nested": ("nested (100 leaves)", lambda: nested_tree(100), base_table),
+         "nested5000": ("nested (5,000 leaves of 10-10K values)",
+                        lambda: nested_tree(5000, seed=5, sizes=SIZES[:4]), base_table)}
 
 
 def bench_trees(spark, rows, runs, limit, tree_keys, variants):
-    df = base_table(spark, rows)
-    trees = {TREES[k][0]: TREES[k][1]() for k in tree_keys}
     variants = {v: VARIANTS[v] for v in variants}
     print(f"\n## Trees over {rows:,} rows (median of {runs} interleaved run(s) after a warm-up round, "
           f"limit {limit}s per run)\n")
-    print("| tree | " + " | ".join(variants) + " | seed vs exists | stats vs exists | stats vs written |")
-    print("|---|" + "---|" * (len(variants) + 3))
+    print("| tree | " + " | ".join(variants) + " | seed vs exists | seed vs isin | stats vs exists | "
+          "stats vs written | seed / floor |")
+    print("|---|" + "---|" * (len(variants) + 5))
     results = {}
-    for name, tree in trees.items():
+    for key in tree_keys:
+        name, make_tree, make_input = TREES[key]
+        tree, df = make_tree(), make_input(spark, rows)
         actions = {}
         for variant, (build, settings) in variants.items():
             for k, v in settings.items():
                 spark.conf.set(k, v)
-            actions[variant] = noop_write(build(spark, df, tree), settings)
+            out = build(spark, df, tree)
+            if out is not None:
+                actions[variant] = noop_write(out, settings)
         times = interleaved_medians(spark, actions, runs, limit)
         results[name] = times
-        cells = [fmt(times[v], limit) for v in variants]
+        cells = [fmt(times[v], limit) if v in actions else "-" for v in variants]
+        floor_ratio = (f"{times['seed'] / times['floor']:.2f}" if times.get("seed") and times.get("floor")
+                       else "n/a")
         print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times.get('exists'), times.get('seed'))} | "
-              f"{ratio(times.get('exists'), times.get('stats'))} | {ratio(times.get('written'), times.get('stats'))} |",
-              flush=True)
+              f"{ratio(times.get('isin'), times.get('seed'))} | {ratio(times.get('exists'), times.get('stats'))} | "
+              f"{ratio(times.get('written'), times.get('stats'))} | {floor_ratio} |", flush=True)
     return results
 
 
@@ -211,7 +291,7 @@ def main(argv=None):
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--scaling", default="10,100,1000,5000", help="leaf counts for the planning table")
     p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates")
-    p.add_argument("--trees", default="worst,best,nested", help=f"which trees ({', '.join(TREES)})")
+    p.add_argument("--trees", default="cars,worst,best,nested,nested5000", help=f"which trees ({', '.join(TREES)})")
     p.add_argument("--variants", default=",".join(VARIANTS), help=f"which variants ({', '.join(VARIANTS)})")
     add_jar_argument(p)
     args = p.parse_args(argv)

@@ -186,7 +186,13 @@ def test_seed_order_shown_by_explain(spark, cars, files):
         text = sieve.explain(df, print_it=False)
     finally:
         spark.conf.unset(ALWAYS_JOINS)
-    assert "joins:      color (2 leaves) -> brand (1 leaves) -> region (1 leaves)" in text
+    assert re.search(r"joins: +color \(2 leaves, [^)]*\) -> brand \(1 leaves, [^)]*\) -> region \(1 leaves, [^)]*\) "
+                     r"\(above spark.sieve.bulkFilter.maxSetBytes = 0 B\)", text), text
+    assert "SetFilter" not in sieve.explain(df, print_it=False)     # nothing built before it runs
+    df.collect()
+    text = sieve.explain(df, print_it=False)
+    assert re.search(r"sets: +\d+ values, \d+ bytes, built in \d+ ms", text), text
+    assert "color: hash set of 7 values, 2 masks" in text, text    # the values of A only, and of both A and B
     assert sieve.explain(cars, print_it=False).startswith("no BulkFilter in this plan")
 
 

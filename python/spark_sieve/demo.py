@@ -28,24 +28,39 @@ def _write_values(directory, name, values):
     return path
 
 
-def _bulk_filter_demo(spark, rows=2_000_000):
-    """The seed's cars example: (D) or ((C) and (A and B)), with A, B on color, C on brand, D on region."""
-    colors = ["red", "green", "blue", "white", "grey", "silver", "gold", "yellow", "black", "orange"]
-    brands = [f"brand{i}" for i in range(200)]
-    regions = [f"region{i}" for i in range(50)]
-    cars = spark.range(rows).selectExpr(
+COLORS = ["red", "green", "blue", "white", "grey", "silver", "gold", "yellow", "black", "orange"]
+BRANDS = [f"brand{i}" for i in range(200)]
+REGIONS = [f"region{i}" for i in range(50)]
+
+
+def cars_frame(spark, rows):
+    """`rows` generated cars: id, color (10), brand (200), region (50), year (30)."""
+    return spark.range(rows).selectExpr(
         "id",
-        f"element_at(array({', '.join(repr(c) for c in colors)}), int(pmod(hash(id, 1), {len(colors)})) + 1) AS color",
-        f"concat('brand', pmod(hash(id, 2), {len(brands)})) AS brand",
-        f"concat('region', pmod(hash(id, 3), {len(regions)})) AS region",
-        "pmod(hash(id, 4), 30) + 1995 AS year").cache()
+        f"element_at(array({', '.join(repr(c) for c in COLORS)}), int(pmod(hash(id, 1), {len(COLORS)})) + 1) AS color",
+        f"concat('brand', pmod(hash(id, 2), {len(BRANDS)})) AS brand",
+        f"concat('region', pmod(hash(id, 3), {len(REGIONS)})) AS region",
+        "pmod(hash(id, 4), 30) + 1995 AS year")
+
+
+def cars_tree(directory):
+    """The seed's cars example, (D) or ((C) and (A and B)): A, B on color, C on brand, D on region, each a
+    text file of values written into `directory`."""
+    a = sieve.include("color", _write_values(directory, "colors_a.txt", COLORS[1:8]))
+    b = sieve.include("color", _write_values(directory, "colors_b.txt", ["blue", "green", "silver"]))
+    c = sieve.include("brand", _write_values(directory, "brands_c.txt", BRANDS[:3]))
+    d = sieve.include("region", _write_values(directory, "regions_d.txt", REGIONS[:2]))
+    return sieve.any_of(d, sieve.all_of(c, sieve.all_of(a, b)))
+
+
+def _bulk_filter_demo(spark, rows=2_000_000):
+    """The seed's cars example over generated cars held in memory."""
+    cars = cars_frame(spark, rows).cache()
     cars.count()
     d = tempfile.mkdtemp(prefix="spark-sieve-demo-")
-    a = sieve.include("color", _write_values(d, "colors_a.txt", colors[1:8]))
-    b = sieve.include("color", _write_values(d, "colors_b.txt", ["blue", "green", "silver"]))
-    c = sieve.include("brand", _write_values(d, "brands_c.txt", brands[:3]))
-    dd = sieve.include("region", _write_values(d, "regions_d.txt", regions[:2]))
-    tree = sieve.any_of(dd, sieve.all_of(c, sieve.all_of(a, b)))
+    tree = cars_tree(d)
+    dd, (c, ab) = tree.children[0], tree.children[1].children
+    a, b = ab.children
 
     print(f"\nBulk filter over {rows:,} generated cars: (D) or ((C) and (A and B))")
     print("  A = colors_a.txt (7 colors), B = colors_b.txt (3), C = brands_c.txt (3 brands), "

@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import sieve.BuildInfo
-import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson}
+import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson, SetFilterExplain}
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.DynamicFilterExplain
 
@@ -45,11 +45,12 @@ object PythonFacade {
   def applyBulkFilter(df: DataFrame, json: String, frames: java.util.List[DataFrame]): DataFrame =
     ApplyBulkFilter(df, FilterTreeJson.parse(json, frames.asScala.toSeq))
 
-  /** `spark_sieve.explain(df)`: each BulkFilter in the plan, as written and as it will run. */
+  /** `spark_sieve.explain(df)`: each BulkFilter in the plan, as written and as it will run; after `df`
+   * has run, each set filter with what its sets held and what it pushed into the scan. */
   def explainBulkFilters(df: DataFrame): String = {
     val conf = df.sparkSession.sessionState.conf
-    df.queryExecution.analyzed.collect { case bf: BulkFilter => BulkFilterOrder.explain(bf, conf) }
-      .mkString("\n\n")
+    (df.queryExecution.analyzed.collect { case bf: BulkFilter => BulkFilterOrder.explain(bf, conf) } ++
+      SetFilterExplain(df.queryExecution.executedPlan)).mkString("\n\n")
   }
 
   /** `spark_sieve.explain(df)`: each DynamicFilter of the physical plan, with what it chose and did

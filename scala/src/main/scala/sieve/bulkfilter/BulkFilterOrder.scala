@@ -1,7 +1,6 @@
 package sieve.bulkfilter
 
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.util.Utils
 
 import sieve.config.SieveConf
 import sieve.ordering._
@@ -51,9 +50,9 @@ object BulkFilterOrder {
     val setText = if (sets.isEmpty) "none" else sets.map(ls => name(ls) + ")").mkString(", ")
     val joinText = if (joins.isEmpty) "none" else joins.map { ls =>
       val bytes = sourceBytes(bf, ls)
-      name(ls) + (if (bytes >= Long.MaxValue) ", size unknown)" else s", ${Utils.bytesToString(bytes)})")
+      name(ls) + (if (bytes >= Long.MaxValue) ", size unknown)" else s", ${readable(bytes)})")
     }.mkString(" -> ") + s" (above spark.sieve.bulkFilter.maxSetBytes = " +
-      s"${Utils.bytesToString(SieveConf.BULK_FILTER_MAX_SET_BYTES.get(conf))})"
+      s"${readable(SieveConf.BULK_FILTER_MAX_SET_BYTES.get(conf))})"
     Seq(
       s"BulkFilter: ${bf.tree.leaves.size} leaves over ${bf.sources.size} value sources",
       s"  cost model: ${costs.name}",
@@ -63,4 +62,9 @@ object BulkFilterOrder {
       s"  joins:      $joinText"
     ).mkString("\n")
   }
+
+  private def readable(bytes: BigInt): String =
+    Seq("GiB" -> 30, "MiB" -> 20, "KiB" -> 10).collectFirst {
+      case (unit, shift) if bytes >= (BigInt(1) << shift) => f"${bytes.toDouble / (1L << shift)}%.1f $unit"
+    }.getOrElse(s"$bytes B")
 }

@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Predicate, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, Predicate, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution, UnaryExecNode}
@@ -15,8 +15,9 @@ import sieve.keyset.{ValueSet, ValueSets}
 
 /**
  * A [[SetFilter]] at run time. When it first executes, on the driver: its value sets are built from the
- * `sources` ([[BuildValueSets]], one job) and broadcast; then every row of `child` is tested by the
- * tree's generated code in the child's own stage, as Spark's FilterExec tests a condition.
+ * `sources` ([[BuildValueSets]], one job) and broadcast, and the values of the include leaves every row
+ * must match are pushed into the file scan below ([[PushIncludesToScan]]); then every row of `child` is
+ * tested by the tree's generated code in the child's own stage, as Spark's FilterExec tests a condition.
  */
 case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], child: SparkPlan,
     sources: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
@@ -31,20 +32,29 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "setValues" -> SQLMetrics.createMetric(sparkContext, "values in sets"),
     "setBytes" -> SQLMetrics.createSizeMetric(sparkContext, "value set size"),
-    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "value set build time"))
+    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "value set build time"),
+    "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped"),
+    "rowGroupsSkipped" -> SQLMetrics.createMetric(sparkContext, "row groups skipped"),
+    "rowsSkipped" -> SQLMetrics.createMetric(sparkContext, "rows skipped by the scan"))
 
   @transient private lazy val holder = new SetFilterExec.BroadcastSets
   @transient @volatile private var built: Seq[ValueSet] = Nil
+  @transient @volatile private var pushed: Seq[Expression] = Nil
 
-  /** The sets as built, for explain ("not executed yet" before). */
+  def hasRun: Boolean = built.nonEmpty
+
+  /** The sets as built and what was pushed into the scan, for explain. */
   def setsDescription: Seq[String] =
     if (built.isEmpty) sets.map(s => s"${s.column}: not built yet")
-    else sets.zip(built).map { case (s, b) => s"${s.column}: ${b.describe}" }
+    else sets.zip(built).map { case (s, b) => s"${s.column}: ${b.describe}" } ++
+      (if (pushed.isEmpty) Nil else Seq(s"pushed to scan: ${pushed.map(_.sql.take(200)).mkString(", ")}"))
 
   override def simpleString(maxFields: Int): String =
     s"SetFilter $condition on ${sets.map(s => s"${s.column} (${s.labels.size} leaves)").mkString(", ")}"
 
-  @transient private lazy val prepared: Unit = {
+  /** Builds the sets (once per execution of this operator) and returns the child to read, with the
+   * required include leaves pushed into its scan. */
+  @transient private lazy val prepared: SparkPlan = {
     val start = System.nanoTime()
     val result = BuildValueSets(sets, sources)
     holder.sets = sparkContext.broadcast(result)
@@ -52,16 +62,24 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
     longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
     longMetric("setValues") += result.map(_.size).sum
     longMetric("setBytes") += result.map(_.bytes).sum
-    SQLMetrics.postDriverMetricUpdates(sparkContext, sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
-      Seq("buildTime", "setValues", "setBytes").map(metrics))
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    postDriverMetrics(executionId, "buildTime", "setValues", "setBytes")
+    val done = PushIncludesToScan(condition, built, child, conf, c => {
+      longMetric("filesSkipped").set(c.filesSkipped)
+      longMetric("rowGroupsSkipped").set(c.rowGroupsSkipped)
+      longMetric("rowsSkipped").set(c.rowsSkipped)
+      postDriverMetrics(executionId, "filesSkipped", "rowGroupsSkipped", "rowsSkipped")
+    })
+    pushed = done.predicates
+    done.plan
   }
+
+  private def postDriverMetrics(executionId: String, names: String*): Unit =
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
   private def bound = BindReferences.bindReference(condition.withSets(holder), child.output)
 
-  override def inputRDDs(): Seq[RDD[InternalRow]] = {
-    prepared
-    child.asInstanceOf[CodegenSupport].inputRDDs()
-  }
+  override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
 
   override protected def doProduce(ctx: CodegenContext): String =
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
@@ -83,10 +101,10 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
 
   /** Without whole-stage codegen: the same test over rows. */
   override protected def doExecute(): RDD[InternalRow] = {
-    prepared
+    val input = prepared.execute()
     val condition = bound
     val (rowsOut, inputs) = (longMetric("numOutputRows"), child.output)
-    child.execute().mapPartitionsWithIndex { (index, rows) =>
+    input.mapPartitionsWithIndex { (index, rows) =>
       val predicate = Predicate.create(condition, inputs)
       predicate.initialize(index)
       rows.filter { row =>

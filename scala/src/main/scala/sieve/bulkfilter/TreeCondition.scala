@@ -48,7 +48,8 @@ case class TreeCondition(
   override def foldable: Boolean = setColumns == 0 && children.forall(_.foldable)
 
   def setColumns: Int = children.size - maskInputs
-  private def keyOf(c: Int): Expression = children(maskInputs + c)
+  /** The key column value set `c` is probed with. */
+  def keyOf(c: Int): Expression = children(maskInputs + c)
   private def kindOf(c: Int): ValueKey = ValueKey.of(keyOf(c).dataType)
   /** Longs per mask of set `c`, and whether its masks must be read at all (a set of one leaf: any value in
    * it is in that leaf). */

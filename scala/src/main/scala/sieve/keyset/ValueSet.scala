@@ -1,5 +1,11 @@
 package sieve.keyset
 
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
+
 /**
  * The exact values of one bulk-filter key column, each with the mask of the leaves whose sources hold
  * it: `idOf*` answers the id of the value's mask (its `words` longs at `masks(id * words)`), or -1 for a
@@ -15,6 +21,23 @@ sealed abstract class ValueSet extends Serializable {
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int
 
   def describe: String = s"$kind of $size values, ${masks.length / math.max(words, 1)} masks, $bytes bytes"
+
+  /** The values whose mask has `bit` (one leaf's values) as a [[KeySet]] of a `dataType` key, for pushing
+   * into a scan; None when this set cannot say them cheaply (more than `limit` byte-string values). */
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet]
+
+  protected def hasBit(id: Int, bit: Int): Boolean = (masks(id * words + bit / 64) & (1L << bit)) != 0
+
+  protected def longKeys(dataType: DataType, foreach: ((Long, Int) => Unit) => Unit, bit: Int): Option[KeySet] = {
+    val shape = KeyShape(Seq(dataType))
+    if (shape.asLong.isEmpty) return None
+    val set = new LongSet()
+    var (lo, hi) = (Long.MaxValue, Long.MinValue)
+    foreach { (v, id) =>
+      if (hasBit(id, bit)) { set.add(v); lo = math.min(lo, v); hi = math.max(hi, v) }
+    }
+    Some(if (set.size == 0) EmptyKeySet else new InSetKeys(shape, Some(set), None, Some((lo, hi))))
+  }
 }
 
 /** Long values, hashed, behind a cache-sized fingerprint that turns most absent values away in one load. */
@@ -25,6 +48,7 @@ final class LongValueSet(map: LongIdMap, fingerprint: Fingerprint, val words: In
   def kind: String = "hash set"
   def idOfLong(v: Long): Int = if (fingerprint.mightContain(KeyHash.ofLong(v))) map.get(v) else -1
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] = longKeys(dataType, map.foreach, bit)
 }
 
 /** Dense long values that all have the same mask (id 0): one bit each, one load per test, no hash. */
@@ -35,6 +59,9 @@ final class BitmapValueSet(bitmap: LongBitmap, count: Long, val words: Int, val 
   def kind: String = s"bitmap over [${bitmap.lo}, ${bitmap.hi}]"
   def idOfLong(v: Long): Int = if (bitmap.contains(v)) 0 else -1
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] =
+    if (!hasBit(0, bit)) Some(EmptyKeySet)
+    else Some(KeyShape(Seq(dataType))).filter(_.asLong.isDefined).map(new BitmapKeys(_, bitmap, count))
 }
 
 /** Byte-string values (strings, binary, key rows), hashed, behind a fingerprint. */
@@ -46,6 +73,21 @@ final class BytesValueSet(map: BytesIdMap, fingerprint: Fingerprint, val words: 
   def idOfLong(v: Long): Int = throw new UnsupportedOperationException
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int =
     if (fingerprint.mightContain(KeyHash.ofBytes(base, offset, length))) map.get(base, offset, length) else -1
+  /** Strings only (binary and other keys are not pushed), as one-column rows. */
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] =
+    if (!dataType.isInstanceOf[StringType] || size > limit) None
+    else {
+      val rows = new java.util.HashSet[UnsafeRow]()
+      val project = UnsafeProjection.create(Array[DataType](dataType))
+      map.foreach { (base, offset, length, id) =>
+        if (hasBit(id, bit)) {
+          val bytes = new Array[Byte](length)
+          Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET, length)
+          rows.add(project(InternalRow(UTF8String.fromBytes(bytes))).copy())
+        }
+      }
+      Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
+    }
 }
 
 /** Sources with no values: every key is in no source. */
@@ -56,6 +98,7 @@ final class EmptyValueSet(val words: Int) extends ValueSet {
   def kind: String = "empty set"
   def idOfLong(v: Long): Int = -1
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = -1
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] = Some(EmptyKeySet)
 }
 
 /** Where generated code finds the value sets of a filter: filled on the driver before any task runs (the

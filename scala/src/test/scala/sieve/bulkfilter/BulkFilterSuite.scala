@@ -213,6 +213,43 @@ class BulkFilterSuite extends SieveSessionSuite {
     checkOrder(tree, Seq("color", "brand"))  // seed: ties keep the written order
   }
 
+  /** 40,000 rows, k in [0, 2000) sorted, in row groups of ~100 keys; v = k % 7. */
+  private lazy val sortedFacts = {
+    val p = dir.resolve("sorted_facts").toString
+    vanilla.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "CAST(id % 2000 % 7 AS INT) AS v", "id")
+      .orderBy("k").coalesce(1).write.option("parquet.block.size", 16384).parquet(p)
+    p
+  }
+
+  private def setFilterExecs(df: DataFrame): Seq[SetFilterExec] = {
+    val helper = new org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper {}
+    helper.collect(df.queryExecution.executedPlan) { case f: SetFilterExec => f }
+  }
+
+  private def scanRows(df: DataFrame): Long = {
+    val helper = new org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper {}
+    helper.collect(df.queryExecution.executedPlan) {
+      case s: org.apache.spark.sql.execution.FileSourceScanExec => s.metrics("numOutputRows").value
+    }.sum
+  }
+
+  testWithAndWithoutAqe("a root include leaf's values are pushed into the Parquet scan: row groups are skipped") {
+    val keys = textFile("few_keys.txt", "5", "6", "1500", "1501")
+    val tree = allOf(include("k", keys), exclude("v", textFile("v_6.txt", "6")))
+    val df = checkAnswerAgainstVanilla(s =>
+      if (s eq spark) tree.applyTo(s.read.parquet(sortedFacts))
+      else s.read.parquet(sortedFacts).where("k IN (5, 6, 1500, 1501) AND v != 6"))
+    assert(df.count() === 60)
+    val Seq(f) = setFilterExecs(df)
+    assert(f.setsDescription.exists(_.startsWith("pushed to scan")), f.setsDescription)
+    assert(scanRows(df) < 40000 / 4, "the pushed IN-set and ranges should skip most row groups")
+    // an exclude leaf, or an include under an OR, pushes nothing: every row is read
+    val notPushed = (exclude("k", keys) | include("v", keys)).applyTo(spark.read.parquet(sortedFacts))
+    notPushed.collect()
+    assert(!setFilterExecs(notPushed).head.setsDescription.exists(_.startsWith("pushed to scan")))
+    assert(scanRows(notPushed) >= 40000) // (and the value files' rows)
+  }
+
   test("bad trees fail at apply(), naming the file, column or node") {
     val missing = dir.resolve("nope.txt").toString
     assert(intercept[SieveSourceException](include("color", missing).applyTo(cars(spark))).getMessage ===
