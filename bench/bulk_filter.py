@@ -10,7 +10,8 @@ Variants, each timed as a full write to Spark's no-op sink (every row and column
   isin     plain Spark: the tree as `isin` over literal lists, what a user writes by hand for small
            lists (not run above ISIN_MAX_VALUES values in all)
   written  spark-sieve with reordering off (fused joins, written order)
-  seed     spark-sieve, costModel=seed
+  seed     spark-sieve, costModel=seed (and the order adapted at run time: the default)
+  fixed    spark-sieve, costModel=seed, adaptiveOrder=false (the cost model's order, inline code)
   stats    spark-sieve, costModel=stats
 Ratios are vanilla time / sieve time (above 1 = spark-sieve faster), measured in this run; "seed / floor"
 is the seed variant's time over the bare scan's (1 = the filter costs nothing).
@@ -204,7 +205,9 @@ VARIANTS = {
     "isin": (isin, VANILLA),
     "written": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "false"}),
     "seed": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
-                          "spark.sieve.bulkFilter.costModel": "seed"}),
+                          "spark.sieve.bulkFilter.costModel": "seed", "spark.sieve.bulkFilter.adaptiveOrder": "true"}),
+    "fixed": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
+                           "spark.sieve.bulkFilter.costModel": "seed", "spark.sieve.bulkFilter.adaptiveOrder": "false"}),
     "stats": (with_sieve, {"spark.sieve.enabled": "true", "spark.sieve.bulkFilter.enabled": "true",
                            "spark.sieve.bulkFilter.costModel": "stats"}),
 }
@@ -231,9 +234,11 @@ def bench_trees(spark, rows, runs, limit, tree_keys, variants):
     variants = {v: VARIANTS[v] for v in variants}
     print(f"\n## Trees over {rows:,} rows (median of {runs} interleaved run(s) after a warm-up round, "
           f"limit {limit}s per run)\n")
-    print("| tree | " + " | ".join(variants) + " | seed vs exists | seed vs isin | stats vs exists | "
-          "stats vs written | seed / floor |")
-    print("|---|" + "---|" * (len(variants) + 5))
+    # (label, vanilla-side variant, sieve-side variant): ratios above 1 = the second is faster
+    ratios = [("seed vs exists", "exists", "seed"), ("seed vs isin", "isin", "seed"),
+              ("adaptive vs fixed", "fixed", "seed"), ("stats vs written", "written", "stats")]
+    print("| tree | " + " | ".join(variants) + " | " + " | ".join(r[0] for r in ratios) + " | seed / floor |")
+    print("|---|" + "---|" * (len(variants) + len(ratios) + 1))
     results = {}
     for key in tree_keys:
         name, make_tree, make_input = TREES[key]
@@ -250,9 +255,8 @@ def bench_trees(spark, rows, runs, limit, tree_keys, variants):
         cells = [fmt(times[v], limit) if v in actions else "-" for v in variants]
         floor_ratio = (f"{times['seed'] / times['floor']:.2f}" if times.get("seed") and times.get("floor")
                        else "n/a")
-        print(f"| {name} | " + " | ".join(cells) + f" | {ratio(times.get('exists'), times.get('seed'))} | "
-              f"{ratio(times.get('isin'), times.get('seed'))} | {ratio(times.get('exists'), times.get('stats'))} | "
-              f"{ratio(times.get('written'), times.get('stats'))} | {floor_ratio} |", flush=True)
+        print(f"| {name} | " + " | ".join(cells) + " | " +
+              " | ".join(ratio(times.get(a), times.get(b)) for _, a, b in ratios) + f" | {floor_ratio} |", flush=True)
     return results
 
 

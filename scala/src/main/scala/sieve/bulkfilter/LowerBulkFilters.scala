@@ -108,7 +108,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
     }
     val keys = columns.map(leaves => ValueComparison.canonical(bf.compareKey(leaves.head)))
     val condition = TreeCondition(tree, tests.toSeq, bf.leafIncludes, maskInputs ++ keys, maskInputs.size)
-    SetFilter(condition, specs, input, used.map(bf.sources))
+    SetFilter(condition, specs, bf.labels, input, used.map(bf.sources))
   }
 
   /** Leaves that are the whole tree or direct children of a root AND. */

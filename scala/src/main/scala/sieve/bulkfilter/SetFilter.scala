@@ -20,10 +20,10 @@ final case class SetBranch(source: Int, mask: Seq[Long], byFile: Map[String, Seq
  * Keep the rows of `child` for which `condition` holds, its value sets built at run time from `sources`
  * (set i from the branches of `sets(i)`), as [[SetFilterExec]] does: one filter, no joins. What
  * [[LowerBulkFilters]] makes of a bulk filter whose value sources fit `spark.sieve.bulkFilter.maxSetBytes`.
- * Sources are referenced by position (column 0 the value, 1 the file), not by attribute: the optimizer
+ * `labels` name the tree's leaves, for explain. Sources are referenced by position (column 0 the value, 1 the file), not by attribute: the optimizer
  * may rename their columns.
  */
-case class SetFilter(condition: TreeCondition, sets: Seq[ValueSetSpec], child: LogicalPlan,
+case class SetFilter(condition: TreeCondition, sets: Seq[ValueSetSpec], labels: Seq[String], child: LogicalPlan,
     sources: Seq[LogicalPlan]) extends LogicalPlan {
   override def children: Seq[LogicalPlan] = child +: sources
   override def output: Seq[Attribute] = child.output

@@ -11,7 +11,8 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
-import sieve.keyset.{ValueSet, ValueSets}
+import sieve.config.SieveConf
+import sieve.keyset.ValueSet
 
 /**
  * A [[SetFilter]] at run time. When it first executes, on the driver: its value sets are built from the
@@ -19,7 +20,7 @@ import sieve.keyset.{ValueSet, ValueSets}
  * must match are pushed into the file scan below ([[PushIncludesToScan]]); then every row of `child` is
  * tested by the tree's generated code in the child's own stage, as Spark's FilterExec tests a condition.
  */
-case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], child: SparkPlan,
+case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], labels: Seq[String], child: SparkPlan,
     sources: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
 
   override def children: Seq[SparkPlan] = child +: sources
@@ -37,7 +38,13 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
     "rowGroupsSkipped" -> SQLMetrics.createMetric(sparkContext, "row groups skipped"),
     "rowsSkipped" -> SQLMetrics.createMetric(sparkContext, "rows skipped by the scan"))
 
-  @transient private lazy val holder = new SetFilterExec.BroadcastSets
+  @transient private lazy val holder = {
+    // reordering off (spark.sieve.enabled / bulkFilter.enabled): the written order, not adapted either
+    val adaptive = BulkFilterOrder.reorderEnabled(conf) && SieveConf.BULK_FILTER_ADAPTIVE_ORDER.get(conf)
+    val stats = if (adaptive) Some(new TreeStats(condition.plan.size)) else None
+    stats.foreach(sparkContext.register(_, "bulk filter order"))
+    new SetFilterExec.BroadcastSets(adaptive, stats)
+  }
   @transient @volatile private var built: Seq[ValueSet] = Nil
   @transient @volatile private var pushed: Seq[Expression] = Nil
 
@@ -77,7 +84,10 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
   private def postDriverMetrics(executionId: String, names: String*): Unit =
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
-  private def bound = BindReferences.bindReference(condition.withSets(holder), child.output)
+  private def bound = BindReferences.bindReference(condition.withRuntime(holder), child.output)
+
+  /** What this filter's tasks measured (adaptive order only), summed over its last run. */
+  def measured: Option[TreeStats] = holder.stats
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
 
@@ -121,7 +131,7 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], chil
 
 object SetFilterExec {
   /** The built sets, as tasks find them. */
-  final class BroadcastSets extends ValueSets {
+  final class BroadcastSets(val adaptive: Boolean, val stats: Option[TreeStats]) extends TreeRuntime {
     @volatile var sets: Broadcast[Array[ValueSet]] = _
     def apply(column: Int): ValueSet = sets.value(column)
   }

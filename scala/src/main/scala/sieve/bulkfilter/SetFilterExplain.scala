@@ -13,6 +13,8 @@ object SetFilterExplain extends AdaptiveSparkPlanHelper {
         s"  rows:       ${m("numOutputRows")} out",
         s"  sets:       ${m("setValues")} values, ${m("setBytes")} bytes, built in ${m("buildTime")} ms") ++
         f.setsDescription.map("    " + _) ++
+        f.measured.filterNot(_.isZero).map(s =>
+          s"  settled:    ${TreeEvaluator.settled(f.condition.plan, s, f.labels)} (adaptive order, measured)").toSeq ++
         Seq(s"  scan:       ${m("filesSkipped")} files, ${m("rowGroupsSkipped")} row groups (${m("rowsSkipped")} rows) " +
           "skipped by footer statistics")).mkString("\n")
     }

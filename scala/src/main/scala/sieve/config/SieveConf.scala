@@ -40,6 +40,13 @@ object SieveConf {
       "generated code) when its value sources hold at most this many bytes (file sizes, or Spark's " +
       "estimate of a DataFrame); a column above it keeps a join against its values. 0: always joins.")
 
+  val BULK_FILTER_ADAPTIVE_ORDER: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.bulkFilter.adaptiveOrder", default = true,
+    "Each task re-orders the AND/OR levels of a bulk filter tested against value sets as it measures them " +
+      "(AND by cost / (1 - pass rate), OR by cost / pass rate, every 4096 rows), starting from the cost " +
+      "model's order. When false the order stays the cost model's, and trees of up to 256 leaves run as " +
+      "inline generated code.")
+
   val SUBQUERY_ORDER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.subqueryOrder.enabled", default = true,
     "Order the AND/OR levels of ordinary filters made of IN (subquery) / EXISTS / NOT EXISTS predicates " +
@@ -105,7 +112,8 @@ object SieveConf {
       "cached) once the keys are known, and skips the files whose row groups cannot hold a key; 0 = never.")
 
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
-    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, SUBQUERY_ORDER_ENABLED,
+    BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,
+    SUBQUERY_ORDER_ENABLED,
     DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{DataType, Decimal, DecimalType, LongType, Str
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-import sieve.keyset.{ValueKey, ValueSet, ValueSetBuilder, ValueSets}
+import sieve.keyset.{ValueKey, ValueSet, ValueSetBuilder}
 import sieve.ordering._
 
 /** The bulk-filter tree's generated code (inline, and through its program for large trees) answers as
@@ -36,7 +36,14 @@ class TreeConditionSuite extends AnyFunSuite {
     case other => fail(s"no values for $other")
   }
 
-  Seq(("inline", 40), ("program", TreeCondition.InlineLeaves + 60)).foreach { case (name, n) =>
+  private def runtime(built: Int => ValueSet, adapt: Boolean): TreeRuntime = new TreeRuntime {
+    def apply(c: Int): ValueSet = built(c)
+    def adaptive: Boolean = adapt
+    def stats: Option[TreeStats] = None
+  }
+
+  Seq(("inline", 40, false), ("evaluator", TreeCondition.InlineLeaves + 60, false), ("adaptive", 40, true),
+      ("adaptive", TreeCondition.InlineLeaves + 60, true)).foreach { case (name, n, adapt) =>
     test(s"generated code equals eval: $name ($n leaves)") {
       val rnd = new Random(n)
       val groups = (n + 63) / 64
@@ -66,13 +73,12 @@ class TreeConditionSuite extends AnyFunSuite {
           }
           builder.result()
         }.toArray
-        val sets = new ValueSets { def apply(c: Int): ValueSet = built(c) }
         val condition = TreeCondition(randomTree(rnd, n), tests, includes = Seq.fill(n)(rnd.nextBoolean()),
-          maskChildren ++ keyChildren, groups, sets)
+          maskChildren ++ keyChildren, groups, runtime(built, adapt))
         assert(!condition.isInstanceOf[CodegenFallback])
         val generated = GeneratePredicate.generate(condition)
         generated.initialize(0)
-        (0 until 2000).foreach { _ =>
+        (0 until (if (adapt) 10000 else 2000)).foreach { _ => // adaptive: past a few re-sorts
           val masks = (0 until groups).map { _ =>
             if (rnd.nextDouble() < 0.1) null
             else { var m = 0L; (0 until 64).foreach(b => if (rnd.nextDouble() < 0.7) m |= 1L << b); m }
@@ -86,5 +92,24 @@ class TreeConditionSuite extends AnyFunSuite {
       }
       assert(trues > 0 && falses > 0, "both answers must be exercised")
     }
+  }
+
+  test("adaptive order: an AND's child that rejects every row moves first, and the other is seldom run") {
+    // leaf 0 (bit 0, always set) passes every row; leaf 1 (bit 1, never set) rejects every row
+    val tree = AllOf(Seq(Leaf(0), Leaf(1)))
+    val condition = TreeCondition(tree, Seq(MaskBit(0, 0), MaskBit(0, 1)), Seq(true, true),
+      Seq(BoundReference(0, LongType, nullable = true)), maskInputs = 1, runtime(_ => null, adapt = true))
+    val evaluator = condition.newEvaluator()
+    val rows = 100000
+    (0 until rows).foreach(_ => assert(!evaluator.test(Array(1L))))
+    val totals = evaluator.totals()
+    val nodes = condition.plan.size // root, leaf 0, leaf 1
+    def evals(n: Int) = totals(n)
+    assert(evals(2) === rows)                                   // the rejecting leaf runs on every row
+    assert(evals(1) <= TreeEvaluator.Period, s"the passing leaf ran ${evals(1)} times") // only until the first re-sort
+    assert(totals(nodes + 1) === evals(1) && totals(nodes + 2) === 0) // passes as counted
+    // without adaptation the written order stays: both leaves on every row
+    val fixed = condition.withRuntime(runtime(_ => null, adapt = false)).newEvaluator()
+    (0 until 1000).foreach(_ => assert(!fixed.test(Array(1L))))
   }
 }

@@ -1,0 +1,196 @@
+package sieve.bulkfilter
+
+import org.apache.spark.TaskContext
+import org.apache.spark.util.AccumulatorV2
+
+import sieve.keyset.ValueSet
+import sieve.ordering._
+
+/**
+ * The bulk-filter tree flattened into arrays, as a [[TreeEvaluator]] runs it: node 0 is the root; a
+ * node is an AND, an OR or a leaf; `kids(n)` are a node's children in their starting (cost) order.
+ */
+final class TreePlan(tree: FilterTree[Int]) extends Serializable {
+  private val nodes = scala.collection.mutable.ArrayBuffer.empty[FilterTree[Int]]
+  private val children = scala.collection.mutable.ArrayBuffer.empty[Array[Int]]
+  private def walk(t: FilterTree[Int]): Int = {
+    val i = nodes.size
+    nodes += t
+    children += Array.emptyIntArray
+    t match { case n: Node[Int] => children(i) = n.children.map(walk).toArray; case _ => }
+    i
+  }
+  walk(tree)
+
+  val size: Int = nodes.size
+  val isAnd: Array[Boolean] = nodes.map(_.isInstanceOf[AllOf[_]]).toArray
+  val leafOf: Array[Int] = nodes.map { case Leaf(l) => l; case _ => -1 }.toArray
+  val kids: Array[Array[Int]] = children.toArray
+}
+
+/**
+ * Runs a [[TreeCondition]] row by row where its generated code does not inline it (large trees, and
+ * always with adaptive order): the caller gives each row's mask columns and keys; a value set is probed
+ * when a leaf on its column is first reached, once per row.
+ *
+ * Adaptive order (`adapt`): for every AND/OR child this task counts evaluations, passes and cost (a
+ * probe of a value set counts 10, a bit test 1), and every `Period` rows each level is re-sorted — AND
+ * children by cost / (1 - pass rate), OR children by cost / pass rate, as Velox orders its filters — and
+ * the counts halved, so the order follows the data. Reordering is safe: every leaf is deterministic and
+ * cannot raise. The task's totals go to `stats` when it ends (explain shows them).
+ */
+final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int => ValueSet, adapt: Boolean,
+    stats: Option[TreeStats]) {
+  import TreeEvaluator._
+
+  private val tests = condition.tests.toArray
+  private val includes = condition.includes.toArray
+  private val columns = condition.setColumns
+  private val setArray = Array.tabulate(columns)(sets)
+  private val words = Array.tabulate(columns)(condition.wordsOf)
+  private val order = plan.kids.map(_.clone())
+  // this row
+  private var masks: Array[Long] = _
+  private val ids = new Array[Int](columns)
+  private val longKeys = new Array[Long](columns)
+  private val keyBase = new Array[AnyRef](columns)
+  private val keyOffset = new Array[Long](columns)
+  private val keyLength = new Array[Int](columns)
+  private val isLong = Array.tabulate(columns)(c => condition.kindOf(c) == sieve.keyset.ValueKey.Integral)
+  // adaptation: decayed counts that order the levels, and totals for explain
+  private var cost = 0L
+  private var rows = 0L
+  private val evals, passes, costs = new Array[Double](plan.size)
+  private val totalEvals, totalPasses, totalCosts = new Array[Long](plan.size)
+
+  stats.foreach { acc =>
+    Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => acc.add(totals())))
+  }
+
+  def setNull(c: Int): Unit = ids(c) = -1
+  def setLong(c: Int, v: Long): Unit = { longKeys(c) = v; ids(c) = -2 }
+  def setBytes(c: Int, base: AnyRef, offset: Long, length: Int): Unit = {
+    keyBase(c) = base; keyOffset(c) = offset; keyLength(c) = length; ids(c) = -2
+  }
+
+  def test(rowMasks: Array[Long]): Boolean = {
+    masks = rowMasks
+    if (!adapt) return run(0)
+    rows += 1
+    if (rows % Period == 0) resort()
+    runCounted(0)
+  }
+
+  /** Also what the interpreted path uses: keys given as evaluated values. */
+  def setValue(c: Int, value: Any): Unit =
+    if (value == null) setNull(c)
+    else if (isLong(c)) setLong(c, sieve.keyset.ValueKey.toLong(value))
+    else { ids(c) = sieve.keyset.ValueKey.idOf(condition.kindOf(c), value, setArray(c)) }
+
+  private def run(n: Int): Boolean = {
+    val l = plan.leafOf(n)
+    if (l >= 0) leaf(l)
+    else {
+      val ks = order(n)
+      var i = 0
+      if (plan.isAnd(n)) { while (i < ks.length) { if (!run(ks(i))) return false; i += 1 }; true }
+      else { while (i < ks.length) { if (run(ks(i))) return true; i += 1 }; false }
+    }
+  }
+
+  private def runCounted(n: Int): Boolean = {
+    val l = plan.leafOf(n)
+    if (l >= 0) leaf(l)
+    else {
+      val ks = order(n)
+      val stopOn = !plan.isAnd(n)
+      var i = 0
+      while (i < ks.length) {
+        val k = ks(i)
+        val before = cost
+        val r = runCounted(k)
+        evals(k) += 1; totalEvals(k) += 1
+        if (r) { passes(k) += 1; totalPasses(k) += 1 }
+        costs(k) += cost - before; totalCosts(k) += cost - before
+        if (r == stopOn) return stopOn
+        i += 1
+      }
+      !stopOn
+    }
+  }
+
+  private def leaf(l: Int): Boolean = tests(l) match {
+    case MaskBit(m, bit) => cost += 1; ((masks(m) & (1L << bit)) != 0) == includes(l)
+    case SetBit(c, bit) =>
+      var id = ids(c)
+      if (id == -2) {
+        cost += ProbeCost
+        id = if (isLong(c)) setArray(c).idOfLong(longKeys(c))
+          else setArray(c).idOfBytes(keyBase(c), keyOffset(c), keyLength(c))
+        ids(c) = id
+      } else cost += 1
+      (id >= 0 && (setArray(c).masks(id * words(c) + bit / 64) & (1L << bit)) != 0) == includes(l)
+    case Undecided => true
+  }
+
+  private def resort(): Unit = {
+    var n = 0
+    while (n < plan.size) {
+      if (plan.leafOf(n) < 0 && order(n).length > 1) {
+        val and = plan.isAnd(n)
+        order(n) = order(n).sortBy(k => rank(k, and)) // stable: ties keep their order
+      }
+      n += 1
+    }
+    var k = 0
+    while (k < plan.size) { evals(k) /= 2; passes(k) /= 2; costs(k) /= 2; k += 1 }
+  }
+
+  private def rank(k: Int, and: Boolean): Double = TreeEvaluator.rank(evals(k), passes(k), costs(k), and)
+
+  /** This task's evaluations, passes and cost per node, in [[TreeStats]]' layout. */
+  def totals(): Array[Long] = totalEvals ++ totalPasses ++ totalCosts
+}
+
+object TreeEvaluator {
+  val Period = 4096
+  val ProbeCost = 10L
+
+  /** A child's place in its level: AND children that reject cheaply first, OR children that accept
+   * cheaply first (cost per evaluation over the rate of the decisive answer). Never run: last. */
+  def rank(evals: Double, passes: Double, cost: Double, and: Boolean): Double =
+    if (evals == 0) Double.MaxValue
+    else {
+      val pass = passes / evals
+      (cost / evals) / math.max(if (and) 1 - pass else pass, 1e-9)
+    }
+
+  /** The tree in the order its tasks' measurements give, each node with its measured pass rate. */
+  def settled(plan: TreePlan, stats: TreeStats, labels: Seq[String]): String = {
+    def rate(n: Int) =
+      if (stats.evals(n) == 0) "not run" else f"pass ${stats.passes(n).toDouble / stats.evals(n)}%.3g"
+    def render(n: Int): String = plan.leafOf(n) match {
+      case l if l >= 0 => s"${labels(l)}[${rate(n)}]"
+      case _ =>
+        val and = plan.isAnd(n)
+        val kids = plan.kids(n).sortBy(k => rank(stats.evals(k).toDouble, stats.passes(k).toDouble, stats.cost(k).toDouble, and))
+        kids.map(render).mkString("(", if (and) " and " else " or ", ")") + (if (n == 0) "" else s"[${rate(n)}]")
+    }
+    render(0)
+  }
+}
+
+/** Evaluations, passes and cost per node of one tree, summed over tasks (3 x nodes longs). */
+final class TreeStats(nodes: Int) extends AccumulatorV2[Array[Long], Array[Long]] {
+  private var sums = new Array[Long](3 * nodes)
+  override def isZero: Boolean = sums.forall(_ == 0)
+  override def copy(): TreeStats = { val c = new TreeStats(nodes); c.sums = sums.clone(); c }
+  override def reset(): Unit = sums = new Array[Long](3 * nodes)
+  override def add(v: Array[Long]): Unit = { var i = 0; while (i < sums.length) { sums(i) += v(i); i += 1 } }
+  override def merge(other: AccumulatorV2[Array[Long], Array[Long]]): Unit = add(other.value)
+  override def value: Array[Long] = sums
+
+  def evals(n: Int): Long = sums(n)
+  def passes(n: Int): Long = sums(nodes + n)
+  def cost(n: Int): Long = sums(2 * nodes + n)
+}
