@@ -5,13 +5,14 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, Predicate, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
+import sieve.exec.RowFilter
 import sieve.keyset.ValueSet
 
 /**
@@ -95,35 +96,14 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], labe
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
-    val rowsOut = metricTerm(ctx, "numOutputRows")
     ctx.currentVars = input
     val check = bound.genCode(ctx)
-    // As Spark's FilterExec: `continue` skips the row, the do-while(false) gives it a loop to leave.
-    s"""
-       |do {
-       |  ${check.code}
-       |  if (!${check.value}) continue;
-       |  $rowsOut.add(1);
-       |  ${consume(ctx, input)}
-       |} while(false);
-     """.stripMargin
+    RowFilter.consumeCode(check, None, metricTerm(ctx, "numOutputRows"), consume(ctx, input))
   }
 
   /** Without whole-stage codegen: the same test over rows. */
-  override protected def doExecute(): RDD[InternalRow] = {
-    val input = prepared.execute()
-    val condition = bound
-    val (rowsOut, inputs) = (longMetric("numOutputRows"), child.output)
-    input.mapPartitionsWithIndex { (index, rows) =>
-      val predicate = Predicate.create(condition, inputs)
-      predicate.initialize(index)
-      rows.filter { row =>
-        val keep = predicate.eval(row)
-        if (keep) rowsOut += 1
-        keep
-      }
-    }
-  }
+  override protected def doExecute(): RDD[InternalRow] =
+    RowFilter.filterRows(prepared.execute(), bound, child.output, None, longMetric("numOutputRows"))
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SetFilterExec =
     copy(child = newChildren.head, sources = newChildren.tail)

@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
+import sieve.exec.RowFilter
 import sieve.keyset._
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
 
@@ -103,38 +104,18 @@ case class DynamicFilterExec(
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
-    val (rowsIn, rowsOut) = (metricTerm(ctx, "numInputRows"), metricTerm(ctx, "numOutputRows"))
     ctx.currentVars = input
     val check = KeySetContains(test, BindReferences.bindReferences(keys, child.output)).genCode(ctx)
-    // The check reads the key's columns itself (generating their code took it out of `input`); the
-    // other columns are left to the consumer, so a dropped row's are never decoded. `continue` skips
-    // the row, the do-while(false) gives it a loop to leave wherever the producer's code puts this
-    // (both as Spark's FilterExec does).
-    s"""
-       |do {
-       |  $rowsIn.add(1);
-       |  ${check.code}
-       |  if (!${check.value}) continue;
-       |  $rowsOut.add(1);
-       |  ${consume(ctx, input)}
-       |} while(false);
-     """.stripMargin
+    RowFilter.consumeCode(check, Some(metricTerm(ctx, "numInputRows")), metricTerm(ctx, "numOutputRows"),
+      consume(ctx, input))
   }
 
   /** Without whole-stage codegen: the same test over rows. */
   override protected def doExecute(): RDD[InternalRow] = {
     val input = prepared.execute()
-    if (creation.isEmpty) return input
-    val check = KeySetContains(test, BindReferences.bindReferences(keys, child.output))
-    val (rowsIn, rowsOut) = (longMetric("numInputRows"), longMetric("numOutputRows"))
-    input.mapPartitions(preservesPartitioning = true, f = { rows =>
-      rows.filter { row =>
-        rowsIn += 1
-        val keep = check.eval(row).asInstanceOf[Boolean]
-        if (keep) rowsOut += 1
-        keep
-      }
-    })
+    if (creation.isEmpty) input
+    else RowFilter.filterRows(input, KeySetContains(test, BindReferences.bindReferences(keys, child.output)),
+      child.output, Some(longMetric("numInputRows")), longMetric("numOutputRows"))
   }
 
   private def build(source: SparkPlan): KeySet = {
