@@ -191,7 +191,7 @@ def test_seed_order_shown_by_explain(spark, cars, files):
     assert "SetFilter" not in sieve.explain(df, print_it=False)     # nothing built before it runs
     df.collect()
     text = sieve.explain(df, print_it=False)
-    assert re.search(r"sets: +\d+ values, \d+ bytes, built in \d+ ms", text), text
+    assert re.search(r"sets: +\d+ values, \d+ bytes, read in \d+ ms, built in \d+ ms", text), text
     assert "color: hash set of 7 values, 2 masks" in text, text    # the values of A only, and of both A and B
     assert sieve.explain(cars, print_it=False).startswith("no BulkFilter in this plan")
 

@@ -11,7 +11,8 @@ object SetFilterExplain extends AdaptiveSparkPlanHelper {
       (Seq(
         f.simpleString(25),
         s"  rows:       ${m("numOutputRows")} out",
-        s"  sets:       ${m("setValues")} values, ${m("setBytes")} bytes, built in ${m("buildTime")} ms") ++
+        s"  sets:       ${m("setValues")} values, ${m("setBytes")} bytes, read in ${m("readTime")} ms, built in " +
+          s"${m("buildTime")} ms") ++
         f.setsDescription.map("    " + _) ++
         f.measured.filterNot(_.isZero).map(s =>
           s"  settled:    ${TreeEvaluator.settled(f.condition.plan, s, f.labels)} (adaptive order, measured)").toSeq ++

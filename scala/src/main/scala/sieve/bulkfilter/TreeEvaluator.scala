@@ -157,9 +157,10 @@ object TreeEvaluator {
   val ProbeCost = 10L
 
   /** A child's place in its level: AND children that reject cheaply first, OR children that accept
-   * cheaply first (cost per evaluation over the rate of the decisive answer). Never run: last. */
+   * cheaply first (cost per evaluation over the rate of the decisive answer). A child not run yet goes
+   * first, to be measured (behind a child that decides every row, it would never be). */
   def rank(evals: Double, passes: Double, cost: Double, and: Boolean): Double =
-    if (evals == 0) Double.MaxValue
+    if (evals == 0) 0.0
     else {
       val pass = passes / evals
       (cost / evals) / math.max(if (and) 1 - pass else pass, 1e-9)

@@ -8,8 +8,8 @@ import org.apache.spark.unsafe.array.ByteArrayMethods
  * to a non-negative int; `get` answers -1 when absent. Every key's bytes live in one growing array, so a
  * set of millions of strings is a handful of objects to hold and to broadcast.
  */
-final class BytesIdMap(initialCapacity: Int = 64) extends Serializable {
-  private var mask = Integer.highestOneBit(math.max(initialCapacity, 4) * 2 - 1) - 1
+final class BytesIdMap(expected: Int = 32) extends Serializable {
+  private var mask = LongIdMap.slotsFor(expected) - 1
   private var slots = Array.fill(mask + 1)(-1) // entry index, -1: empty
   private var hashes = new Array[Long](mask + 1)
   // entries, in insertion order

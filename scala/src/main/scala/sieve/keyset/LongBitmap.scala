@@ -10,6 +10,9 @@ final class LongBitmap(val lo: Long, val hi: Long) extends Serializable {
 
   def add(v: Long): Unit = { val o = v - lo; bits((o >>> 6).toInt) |= 1L << o }
 
+  /** The number of values in the set. */
+  def cardinality: Long = bits.foldLeft(0L)((n, w) => n + java.lang.Long.bitCount(w))
+
   def contains(v: Long): Boolean =
     v >= lo && v <= hi && { val o = v - lo; (bits((o >>> 6).toInt) & (1L << o)) != 0 }
 

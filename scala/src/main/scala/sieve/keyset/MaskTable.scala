@@ -29,6 +29,23 @@ final class MaskTable(val words: Int) extends Serializable {
     found
   }
 
+  /** `or` of the chunk masks `m` (from 0) for many ids, remembered per id: a set's masks are few, and
+   * most values share them, so this is an array read instead of a new array and a hash lookup. */
+  final class OrWith(m: Array[Long]) {
+    private var memo = Array.fill(16)(-1)
+    def apply(id: Int): Int =
+      if (id < 0) or(id, m, 0)
+      else {
+        if (id >= memo.length) {
+          val grown = Array.fill(math.max(id + 1, memo.length * 2))(-1)
+          System.arraycopy(memo, 0, grown, 0, memo.length)
+          memo = grown
+        }
+        if (memo(id) < 0) memo(id) = or(id, m, 0)
+        memo(id)
+      }
+  }
+
   /** The `words` longs of mask `id` as (array, offset). */
   def get(id: Int): (Array[Long], Int) = (table, id * words)
 

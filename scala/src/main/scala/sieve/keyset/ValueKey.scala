@@ -48,18 +48,26 @@ object ValueKey {
     case _ => s"((long) $v)"
   }
 
-  /** Field 0 of `row` (not NULL) put into `set`: the value's bytes, or its long. */
-  def add(kind: ValueKey, t: DataType, row: UnsafeRow, set: ValueSetBuilder, mask: Array[Long]): Unit =
-    kind match {
-      case Integral => set.addLong(toLong(row.get(0, t)), mask)
-      case Utf8 =>
-        val s = row.getUTF8String(0)
-        set.addBytes(s.getBaseObject, s.getBaseOffset, s.numBytes, mask)
-      case Bytes =>
-        val b = row.getBinary(0)
-        set.addBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length, mask)
-      case Row => set.addBytes(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes, mask)
-    }
+  /** What puts field 0 of a row (not NULL) into a builder: the value's long, or its bytes. */
+  def adder(t: DataType): (UnsafeRow, ValueSetBuilder, Array[Long]) => Unit = of(t) match {
+    case Integral =>
+      val read: UnsafeRow => Long = t match {
+        case ByteType => _.getByte(0).toLong
+        case ShortType => _.getShort(0).toLong
+        case IntegerType | DateType | _: YearMonthIntervalType => _.getInt(0).toLong
+        case BooleanType => r => if (r.getBoolean(0)) 1L else 0L
+        case d: DecimalType => _.getDecimal(0, d.precision, d.scale).toUnscaledLong
+        case _ => _.getLong(0)
+      }
+      (row, set, mask) => set.addLong(read(row), mask)
+    case Utf8 => (row, set, mask) =>
+      val s = row.getUTF8String(0)
+      set.addBytes(s.getBaseObject, s.getBaseOffset, s.numBytes, mask)
+    case Bytes => (row, set, mask) =>
+      val b = row.getBinary(0)
+      set.addBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length, mask)
+    case Row => (row, set, mask) => set.addBytes(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes, mask)
+  }
 
   /** The id of `value` (not NULL; a Row key's value is its one-column UnsafeRow) in `set`. */
   def idOf(kind: ValueKey, value: Any, set: ValueSet): Int = kind match {

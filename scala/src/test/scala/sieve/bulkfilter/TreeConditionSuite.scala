@@ -68,7 +68,7 @@ class TreeConditionSuite extends AnyFunSuite {
             (0 until 2).foreach { _ =>
               val mask = Array.fill(words)(0L)
               (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
-              if (mask.exists(_ != 0)) ValueKey.add(ValueKey.of(t), t, project(InternalRow(keyValue(t, v))), builder, mask)
+              if (mask.exists(_ != 0)) ValueKey.adder(t)(project(InternalRow(keyValue(t, v))), builder, mask)
             }
           }
           builder.result()
