@@ -230,7 +230,11 @@ TREES = {"cars": ("demo's cars tree (4 leaves, 2M cars)", cars_tree, cars_table)
                         lambda: nested_tree(5000, seed=5, sizes=SIZES[:4]), base_table)}
 
 
-def bench_trees(spark, rows, runs, limit, tree_keys, variants):
+def _leaf_count(tree):
+    return 1 if isinstance(tree, Leaf) else sum(_leaf_count(c) for c in tree.children)
+
+
+def bench_trees(spark, rows, runs, limit, tree_keys, variants, exists_max):
     variants = {v: VARIANTS[v] for v in variants}
     print(f"\n## Trees over {rows:,} rows (median of {runs} interleaved run(s) after a warm-up round, "
           f"limit {limit}s per run)\n")
@@ -245,6 +249,8 @@ def bench_trees(spark, rows, runs, limit, tree_keys, variants):
         tree, df = make_tree(), make_input(spark, rows)
         actions = {}
         for variant, (build, settings) in variants.items():
+            if variant in ("exists", "naive") and _leaf_count(tree) > exists_max:
+                continue   # planning alone takes minutes (DESIGN.md saw StackOverflowError at 300)
             for k, v in settings.items():
                 spark.conf.set(k, v)
             out = build(spark, df, tree)
@@ -294,7 +300,7 @@ def main(argv=None):
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--scaling", default="10,100,1000,5000", help="leaf counts for the planning table")
-    p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates")
+    p.add_argument("--exists-max", type=int, default=150, help="largest tree run with EXISTS predicates (and naive)")
     p.add_argument("--trees", default="cars,worst,best,nested,nested5000", help=f"which trees ({', '.join(TREES)})")
     p.add_argument("--variants", default=",".join(VARIANTS), help=f"which variants ({', '.join(VARIANTS)})")
     add_jar_argument(p)
@@ -303,7 +309,8 @@ def main(argv=None):
     print(f"# bulk_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__}, Spark {spark.version}, local[2], {os.cpu_count()} cores"
           + jar_note(args.jar))
-    bench_trees(spark, args.rows, args.runs, args.limit, args.trees.split(","), args.variants.split(","))
+    bench_trees(spark, args.rows, args.runs, args.limit, args.trees.split(","), args.variants.split(","),
+                args.exists_max)
     bench_scaling(spark, [int(x) for x in args.scaling.split(",") if x], args.limit, args.exists_max)
     spark.stop()
 

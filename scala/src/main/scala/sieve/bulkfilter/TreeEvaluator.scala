@@ -33,10 +33,11 @@ final class TreePlan(tree: FilterTree[Int]) extends Serializable {
  * always with adaptive order): the caller gives each row's mask columns and keys; a value set is probed
  * when a leaf on its column is first reached, once per row.
  *
- * Adaptive order (`adapt`): for every AND/OR child this task counts evaluations, passes and cost (a
- * probe of a value set counts 10, a bit test 1), and every `Period` rows each level is re-sorted — AND
- * children by cost / (1 - pass rate), OR children by cost / pass rate, as Velox orders its filters — and
- * the counts halved, so the order follows the data. Reordering is safe: every leaf is deterministic and
+ * Adaptive order (`adapt`): on the first `Sample` rows of every `Period` rows this task counts, for every
+ * AND/OR child, evaluations, passes and cost (a probe of a value set counts 10, a bit test 1); at the
+ * end of each sample each level is re-sorted — AND children by cost / (1 - pass rate), OR children by
+ * cost / pass rate, as Velox orders its filters — and the counts halved, so the order follows the data.
+ * The other rows run uncounted. Reordering is safe: every leaf is deterministic and
  * cannot raise. The task's totals go to `stats` when it ends (explain shows them).
  */
 final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int => ValueSet, adapt: Boolean,
@@ -76,9 +77,14 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
   def test(rowMasks: Array[Long]): Boolean = {
     masks = rowMasks
     if (!adapt) return run(0)
+    val inPeriod = rows % Period
     rows += 1
-    if (rows % Period == 0) resort()
-    runCounted(0)
+    if (inPeriod >= Sample) run(0)
+    else {
+      val r = runCounted(0)
+      if (inPeriod == Sample - 1) resort()
+      r
+    }
   }
 
   /** Also what the interpreted path uses: keys given as evaluated values. */
@@ -153,7 +159,8 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
 }
 
 object TreeEvaluator {
-  val Period = 4096
+  val Period = 16384
+  val Sample = 1024
   val ProbeCost = 10L
 
   /** A child's place in its level: AND children that reject cheaply first, OR children that accept
