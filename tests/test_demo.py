@@ -17,3 +17,5 @@ def test_demo_runs_and_reports():
     assert "vanilla Spark" in out.stdout and "| spark-sieve" in out.stdout
     assert "DynamicFilter [k#" in out.stdout and "in-set of" in out.stdout
     assert out.stdout.count("ratio: spark-sieve is") == 2
+    # no console progress bars running through the results
+    assert "[Stage " not in out.stdout and "[Stage " not in out.stderr

@@ -68,17 +68,21 @@ case class TreeCondition(
 
   @transient lazy val plan: TreePlan = new TreePlan(tree)
 
-  /** A run-time evaluator of this tree (one per task: it holds the row's state and its counts). */
-  def newEvaluator(): TreeEvaluator = {
+  /** A run-time evaluator of this tree (one per task: it holds the row's state and its counts); answers
+   * memoised by the row's set ids for a large tree with no mask columns, unless `memo` is false. */
+  def newEvaluator(): TreeEvaluator = evaluator(memo = true)
+
+  def evaluator(memo: Boolean): TreeEvaluator = {
     val sets: Int => sieve.keyset.ValueSet = if (runtime == null) _ => null else runtime(_)
     val adaptive = runtime != null && runtime.adaptive
-    new TreeEvaluator(this, plan, sets, adaptive, if (adaptive) runtime.stats else None)
+    new TreeEvaluator(this, plan, sets, adaptive, if (adaptive) runtime.stats else None,
+      memo && maskInputs == 0 && setColumns > 0 && tree.leaves.size > TreeCondition.InlineLeaves)
   }
 
   private def inline: Boolean =
     tree.leaves.size <= TreeCondition.InlineLeaves && (runtime == null || !runtime.adaptive)
 
-  @transient private lazy val evaluator = newEvaluator()
+  @transient private lazy val rowEvaluator = newEvaluator()
   @transient private lazy val rowKeys: Array[UnsafeProjection] = Array.tabulate(setColumns) { c =>
     if (kindOf(c) == ValueKey.Row) UnsafeProjection.create(Seq(keyOf(c))) else null
   }
@@ -93,11 +97,11 @@ case class TreeCondition(
     }
     i = 0
     while (i < setColumns) {
-      evaluator.setValue(i,
+      rowEvaluator.setValue(i,
         if (rowKeys(i) != null) { val r = rowKeys(i)(input); if (r.isNullAt(0)) null else r } else keyOf(i).eval(input))
       i += 1
     }
-    evaluator.test(masks)
+    rowEvaluator.test(masks)
   }
 
   override def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {

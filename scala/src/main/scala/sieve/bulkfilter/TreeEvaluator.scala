@@ -37,11 +37,16 @@ final class TreePlan(tree: FilterTree[Int]) extends Serializable {
  * AND/OR child, evaluations, passes and cost (a probe of a value set counts 10, a bit test 1); at the
  * end of each sample each level is re-sorted — AND children by cost / (1 - pass rate), OR children by
  * cost / pass rate, as Velox orders its filters — and the counts halved, so the order follows the data.
- * The other rows run uncounted. Reordering is safe: every leaf is deterministic and
+ * The other rows run uncounted.
+ *
+ * Memo (`memo`: large trees with no mask columns): the answer depends only on the ids of the row's keys in
+ * their sets, and few id tuples occur (most keys are in no set), so every set is probed up front and a
+ * tuple seen before is answered from a table instead of by walking thousands of nodes. Any order gives
+ * the same answer, so adaptation does not invalidate it. Reordering is safe: every leaf is deterministic and
  * cannot raise. The task's totals go to `stats` when it ends (explain shows them).
  */
 final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int => ValueSet, adapt: Boolean,
-    stats: Option[TreeStats]) {
+    stats: Option[TreeStats], memo: Boolean) {
   import TreeEvaluator._
 
   private val tests = condition.tests.toArray
@@ -74,18 +79,27 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
     keyBase(c) = base; keyOffset(c) = offset; keyLength(c) = length; ids(c) = -2
   }
 
+  private val answers = if (memo) new IdTupleMemo(columns) else null
+
   def test(rowMasks: Array[Long]): Boolean = {
     masks = rowMasks
-    if (!adapt) return run(0)
     val inPeriod = rows % Period
     rows += 1
-    if (inPeriod >= Sample) run(0)
-    else {
+    if (adapt && inPeriod < Sample) {
       val r = runCounted(0)
       if (inPeriod == Sample - 1) resort()
       r
-    }
+    } else if (answers != null) {
+      var c = 0
+      while (c < columns) { if (ids(c) == -2) ids(c) = probe(c); c += 1 }
+      val known = answers.get(ids)
+      if (known >= 0) known == 1
+      else { val r = run(0); answers.put(ids, r); r }
+    } else run(0)
   }
+
+  private def probe(c: Int): Int =
+    if (isLong(c)) setArray(c).idOfLong(longKeys(c)) else setArray(c).idOfBytes(keyBase(c), keyOffset(c), keyLength(c))
 
   /** Also what the interpreted path uses: keys given as evaluated values. */
   def setValue(c: Int, value: Any): Unit =
@@ -131,8 +145,7 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
       var id = ids(c)
       if (id == -2) {
         cost += ProbeCost
-        id = if (isLong(c)) setArray(c).idOfLong(longKeys(c))
-          else setArray(c).idOfBytes(keyBase(c), keyOffset(c), keyLength(c))
+        id = probe(c)
         ids(c) = id
       } else cost += 1
       (id >= 0 && (setArray(c).masks(id * words(c) + bit / 64) & (1L << bit)) != 0) == includes(l)
@@ -159,8 +172,8 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
 }
 
 object TreeEvaluator {
-  val Period = 16384
-  val Sample = 1024
+  val Period = 65536
+  val Sample = 512
   val ProbeCost = 10L
 
   /** A child's place in its level: AND children that reject cheaply first, OR children that accept
@@ -186,6 +199,46 @@ object TreeEvaluator {
     }
     render(0)
   }
+}
+
+/** Answers by tuple of set ids: open addressing over `Capacity` tuples, emptied when half full. */
+final class IdTupleMemo(columns: Int) {
+  import IdTupleMemo.Capacity
+  private val keys = new Array[Int](Capacity * columns)
+  private val answers = new Array[Byte](Capacity) // 0: empty, 1: false, 2: true
+  private var count = 0
+
+  /** 1 (true), 0 (false), or -1 when `ids` was not seen. */
+  def get(ids: Array[Int]): Int = { val i = slot(ids); if (answers(i) == 0) -1 else answers(i) - 1 }
+
+  def put(ids: Array[Int], answer: Boolean): Unit = {
+    if (count * 2 >= Capacity) { java.util.Arrays.fill(answers, 0.toByte); count = 0 }
+    val i = slot(ids)
+    if (answers(i) == 0) {
+      System.arraycopy(ids, 0, keys, i * columns, columns)
+      answers(i) = if (answer) 2 else 1
+      count += 1
+    }
+  }
+
+  private def slot(ids: Array[Int]): Int = {
+    var h = 17L
+    var c = 0
+    while (c < columns) { h = h * 31 + ids(c); c += 1 }
+    var i = (sieve.keyset.KeyHash.ofLong(h) >>> 40).toInt & (Capacity - 1)
+    while (answers(i) != 0 && !same(i, ids)) i = (i + 1) & (Capacity - 1)
+    i
+  }
+
+  private def same(i: Int, ids: Array[Int]): Boolean = {
+    var c = 0
+    while (c < columns) { if (keys(i * columns + c) != ids(c)) return false; c += 1 }
+    true
+  }
+}
+
+object IdTupleMemo {
+  val Capacity: Int = 1 << 14
 }
 
 /** Evaluations, passes and cost per node of one tree, summed over tasks (3 x nodes longs). */

@@ -43,7 +43,7 @@ object SieveConf {
   val BULK_FILTER_ADAPTIVE_ORDER: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.bulkFilter.adaptiveOrder", default = true,
     "Each task re-orders the AND/OR levels of a bulk filter tested against value sets as it measures them " +
-      "(AND by cost / (1 - pass rate), OR by cost / pass rate, measured on 1,024 rows in 16,384), starting from the cost " +
+      "(AND by cost / (1 - pass rate), OR by cost / pass rate, measured on 512 rows in 65,536), starting from the cost " +
       "model's order. When false the order stays the cost model's, and trees of up to 256 leaves run as " +
       "inline generated code.")
 

@@ -261,7 +261,8 @@ class BulkFilterSuite extends SieveSessionSuite {
     }
     val df = checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(s.read.parquet(sortedFacts)) else expected(s))
     val text = sieve.api.PythonFacade.explainBulkFilters(df)
-    assert(text.contains(s"settled:    (include(v, $three)[pass 0.14"), text)
+    // pass rates as measured on the sampled rows (1 in 7 of all rows)
+    assert(text.contains(s"settled:    (include(v, $three)[pass 0.1"), text)
     assert(text.contains(s"include(k, $allKeys)[pass 1.00])"), text)
   }
 

@@ -112,4 +112,44 @@ class TreeConditionSuite extends AnyFunSuite {
     val fixed = condition.withRuntime(runtime(_ => null, adapt = false)).newEvaluator()
     (0 until 1000).foreach(_ => assert(!fixed.test(Array(1L))))
   }
+
+  test("memoised answers (a large tree of value sets only) equal the walk of the tree") {
+    val rnd = new Random(3)
+    val n = TreeCondition.InlineLeaves + 200
+    val perSet = Array.fill(keyTypes.size)(0)
+    val tests = (0 until n).map { _ => val c = rnd.nextInt(keyTypes.size); perSet(c) += 1; SetBit(c, perSet(c) - 1) }
+    val built: Array[ValueSet] = keyTypes.indices.map { c =>
+      val words = (perSet(c) - 1) / 64 + 1
+      val t = keyTypes(c)
+      val builder = new ValueSetBuilder(ValueKey.of(t) == ValueKey.Integral, words)
+      val project = UnsafeProjection.create(Seq(BoundReference(0, t, nullable = false)))
+      (0 until 20).foreach { v =>
+        val mask = Array.fill(words)(0L)
+        (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
+        if (mask.exists(_ != 0)) ValueKey.adder(t)(project(InternalRow(keyValue(t, v))), builder, mask)
+      }
+      builder.result()
+    }.toArray
+    val keys: Seq[Expression] = keyTypes.indices.map(c => BoundReference(c, keyTypes(c), nullable = true))
+    Seq(false, true).foreach { adapt =>
+      val condition = TreeCondition(randomTree(rnd, n), tests, Seq.fill(n)(rnd.nextBoolean()), keys, 0,
+        runtime(built, adapt))
+      val generated = GeneratePredicate.generate(condition) // memoised
+      generated.initialize(0)
+      val walk = condition.evaluator(memo = false)
+      val asRow = keyTypes.map(t =>
+        if (ValueKey.of(t) == ValueKey.Row) UnsafeProjection.create(Seq(BoundReference(0, t, nullable = true))) else null)
+      var (trues, falses) = (0, 0)
+      (0 until 50000).foreach { _ =>
+        val values = keyTypes.map(t => if (rnd.nextDouble() < 0.1) null else keyValue(t, rnd.nextInt(25)))
+        // the evaluator takes a key of a row-held type as its one-column UnsafeRow
+        keyTypes.indices.foreach(c => walk.setValue(c,
+          if (values(c) == null || asRow(c) == null) values(c) else asRow(c)(InternalRow(values(c)))))
+        val expected = walk.test(Array.emptyLongArray)
+        assert(generated.eval(InternalRow.fromSeq(values)) === expected)
+        if (expected) trues += 1 else falses += 1
+      }
+      assert(trues > 0 && falses > 0)
+    }
+  }
 }
