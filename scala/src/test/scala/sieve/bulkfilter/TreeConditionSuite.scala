@@ -36,6 +36,21 @@ class TreeConditionSuite extends AnyFunSuite {
     case other => fail(s"no values for $other")
   }
 
+  /** One value set per key type, over the values 0..19 (each added `copies` times), each value with random
+   * bits of its set's `perSet(c)` leaves (or left out when it gets none). */
+  private def randomSets(rnd: Random, perSet: Seq[Int], copies: Int): Array[ValueSet] = keyTypes.indices.map { c =>
+    val words = math.max(perSet(c) - 1, 0) / 64 + 1
+    val t = keyTypes(c)
+    val builder = new ValueSetBuilder(ValueKey.of(t) == ValueKey.Integral, words)
+    val project = UnsafeProjection.create(Seq(BoundReference(0, t, nullable = false)))
+    for (v <- 0 until 20; _ <- 0 until copies) {
+      val mask = Array.fill(words)(0L)
+      (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
+      if (mask.exists(_ != 0)) ValueKey.adder(t)(project(InternalRow(keyValue(t, v))), builder, mask)
+    }
+    builder.result()
+  }.toArray
+
   private def runtime(built: Int => ValueSet, adapt: Boolean): TreeRuntime = new TreeRuntime {
     def apply(c: Int): ValueSet = built(c)
     def adaptive: Boolean = adapt
@@ -59,20 +74,7 @@ class TreeConditionSuite extends AnyFunSuite {
           else if (r < 0.9) { val c = rnd.nextInt(keyTypes.size); perSet(c) += 1; SetBit(c, perSet(c) - 1) }
           else Undecided
         }
-        val built: Array[ValueSet] = keyTypes.indices.map { c =>
-          val words = math.max(perSet(c) - 1, 0) / 64 + 1
-          val t = keyTypes(c)
-          val builder = new ValueSetBuilder(ValueKey.of(t) == ValueKey.Integral, words)
-          val project = UnsafeProjection.create(Seq(BoundReference(0, t, nullable = false)))
-          (0 until 20).foreach { v =>
-            (0 until 2).foreach { _ =>
-              val mask = Array.fill(words)(0L)
-              (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
-              if (mask.exists(_ != 0)) ValueKey.adder(t)(project(InternalRow(keyValue(t, v))), builder, mask)
-            }
-          }
-          builder.result()
-        }.toArray
+        val built = randomSets(rnd, perSet.toSeq, copies = 2)
         val condition = TreeCondition(randomTree(rnd, n), tests, includes = Seq.fill(n)(rnd.nextBoolean()),
           maskChildren ++ keyChildren, groups, runtime(built, adapt))
         assert(!condition.isInstanceOf[CodegenFallback])
@@ -118,18 +120,7 @@ class TreeConditionSuite extends AnyFunSuite {
     val n = TreeCondition.InlineLeaves + 200
     val perSet = Array.fill(keyTypes.size)(0)
     val tests = (0 until n).map { _ => val c = rnd.nextInt(keyTypes.size); perSet(c) += 1; SetBit(c, perSet(c) - 1) }
-    val built: Array[ValueSet] = keyTypes.indices.map { c =>
-      val words = (perSet(c) - 1) / 64 + 1
-      val t = keyTypes(c)
-      val builder = new ValueSetBuilder(ValueKey.of(t) == ValueKey.Integral, words)
-      val project = UnsafeProjection.create(Seq(BoundReference(0, t, nullable = false)))
-      (0 until 20).foreach { v =>
-        val mask = Array.fill(words)(0L)
-        (0 until perSet(c)).foreach(b => if (rnd.nextDouble() < 0.3) mask(b / 64) |= 1L << (b % 64))
-        if (mask.exists(_ != 0)) ValueKey.adder(t)(project(InternalRow(keyValue(t, v))), builder, mask)
-      }
-      builder.result()
-    }.toArray
+    val built = randomSets(rnd, perSet.toSeq, copies = 1)
     val keys: Seq[Expression] = keyTypes.indices.map(c => BoundReference(c, keyTypes(c), nullable = true))
     Seq(false, true).foreach { adapt =>
       val condition = TreeCondition(randomTree(rnd, n), tests, Seq.fill(n)(rnd.nextBoolean()), keys, 0,
