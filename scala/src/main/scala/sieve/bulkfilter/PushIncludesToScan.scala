@@ -4,7 +4,6 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.config.SieveConf
 import sieve.keyset.ValueSet
 import sieve.ordering._
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
@@ -23,9 +22,7 @@ object PushIncludesToScan {
 
   def apply(condition: TreeCondition, sets: Seq[ValueSet], child: SparkPlan, conf: SQLConf,
       publish: KeyPrunedFileIndex.Counts => Unit): Result = {
-    val limits = KeyScanPushdown.Limits(SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf),
-      SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt,
-      SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf))
+    val limits = KeyScanPushdown.Limits.from(conf)
     val required = condition.tree match {
       case Leaf(l) => Seq(l)
       case AllOf(cs) => cs.collect { case Leaf(l) => l }

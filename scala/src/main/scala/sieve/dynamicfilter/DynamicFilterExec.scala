@@ -144,9 +144,7 @@ case class DynamicFilterExec(
   /** `child` with the filter pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
   private def pushDown(filter: KeySet): SparkPlan = keys match {
     case Seq(key: Attribute) =>
-      val limits = KeyScanPushdown.Limits(SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf),
-        SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt,
-        SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf))
+      val limits = KeyScanPushdown.Limits.from(conf)
       val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
       val (plan, done) = KeyScanPushdown(child, key, filter, limits, conf, c => {
         longMetric("filesSkipped").set(c.filesSkipped)

@@ -8,51 +8,44 @@ final class MaskTable(val words: Int) extends Serializable {
   private var table = new Array[Long](words * 4)
   private var count = 0
   private val index = new java.util.HashMap[MaskTable.Key, Integer]()
-  // the mask last interned from outside, by identity: a source adds all its values with one mask array
-  @transient private var lastArray: Array[Long] = _
-  @transient private var lastId = -1
 
   def size: Int = count
 
   /** The masks, id after id. */
   def flat: Array[Long] = java.util.Arrays.copyOf(table, count * words)
 
-  /** The id of (mask `id`, or no bits when -1) OR the `words` longs of `m` from `from`. */
-  def or(id: Int, m: Array[Long], from: Int): Int = {
-    if (id < 0 && from == 0 && (m eq lastArray)) return lastId
-    if (id >= 0 && covers(id, m, from)) return id
-    val merged = new Array[Long](words)
-    var w = 0
-    while (w < words) { merged(w) = m(from + w) | (if (id >= 0) table(id * words + w) else 0L); w += 1 }
-    val found = intern(merged)
-    if (id < 0 && from == 0) { lastArray = m; lastId = found }
-    found
-  }
-
-  /** `or` of the chunk masks `m` (from 0) for many ids, remembered per id: a set's masks are few, and
-   * most values share them, so this is an array read instead of a new array and a hash lookup. */
-  final class OrWith(m: Array[Long]) {
+  /** The id of (mask `id`, or no bits when -1) OR the mask `m` of one chunk of values, remembered per id:
+   * a set's masks are few and most values share them, so this is an array read, not a new array and a
+   * hash lookup. */
+  final class OrWith(m: Array[Long]) extends (Int => Int) {
     private var memo = Array.fill(16)(-1)
+    private var none = -1 // m alone, for a value not seen before
+
     def apply(id: Int): Int =
-      if (id < 0) or(id, m, 0)
+      if (id < 0) { if (none < 0) none = or(id); none }
       else {
         if (id >= memo.length) {
           val grown = Array.fill(math.max(id + 1, memo.length * 2))(-1)
           System.arraycopy(memo, 0, grown, 0, memo.length)
           memo = grown
         }
-        if (memo(id) < 0) memo(id) = or(id, m, 0)
+        if (memo(id) < 0) memo(id) = or(id)
         memo(id)
       }
-  }
 
-  /** The `words` longs of mask `id` as (array, offset). */
-  def get(id: Int): (Array[Long], Int) = (table, id * words)
+    private def or(id: Int): Int = {
+      if (id >= 0 && covers(id)) return id
+      val merged = new Array[Long](words)
+      var w = 0
+      while (w < words) { merged(w) = m(w) | (if (id >= 0) table(id * words + w) else 0L); w += 1 }
+      intern(merged)
+    }
 
-  private def covers(id: Int, m: Array[Long], from: Int): Boolean = {
-    var w = 0
-    while (w < words) { if ((m(from + w) & ~table(id * words + w)) != 0) return false; w += 1 }
-    true
+    private def covers(id: Int): Boolean = {
+      var w = 0
+      while (w < words) { if ((m(w) & ~table(id * words + w)) != 0) return false; w += 1 }
+      true
+    }
   }
 
   private def intern(m: Array[Long]): Int = {

@@ -65,7 +65,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
           chunks.head.mask.clone()
         } else {
           val masks = new MaskTable(words)
-          chunks.foreach { c => val or = new masks.OrWith(c.mask); c.foreachLong(v => map.update(v, or(_))) }
+          chunks.foreach { c => val or = new masks.OrWith(c.mask); c.foreachLong(v => map.update(v, or)) }
           masks.flat
         }
         val fp = new Fingerprint(map.size)
@@ -77,7 +77,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
       val masks = new MaskTable(words)
       chunks.foreach { c =>
         val or = new masks.OrWith(c.mask)
-        c.foreachBytes((base, offset, length) => map.update(base, offset, length, or(_)))
+        c.foreachBytes((base, offset, length) => map.update(base, offset, length, or))
       }
       val fp = new Fingerprint(map.size)
       map.foreach((base, offset, length, _) => fp.add(KeyHash.ofBytes(base, offset, length)))

@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 
+import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
 
 /**
@@ -19,6 +20,14 @@ import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
  */
 object KeyScanPushdown {
   final case class Limits(inSize: Long, maxRanges: Int, maxFooterFiles: Long)
+
+  object Limits {
+    /** The session's scan-pushdown settings (spark.sieve.dynamicFilter.pushdown*, maxFooterFiles), which
+     * every key pushed into a scan follows. */
+    def from(conf: SQLConf): Limits = Limits(SieveConf.DYNAMIC_FILTER_PUSHDOWN_IN_SIZE.get(conf),
+      SieveConf.DYNAMIC_FILTER_PUSHDOWN_RANGES.get(conf).min(Int.MaxValue.toLong).toInt,
+      SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf))
+  }
 
   /** What was pushed: the predicates added to the scan's data filters, and the footer counts. */
   final case class Pushed(predicates: Seq[Expression], pruning: Option[KeyPrunedFileIndex.Counts])
