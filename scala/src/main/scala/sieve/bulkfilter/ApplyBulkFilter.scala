@@ -72,7 +72,11 @@ object ApplyBulkFilter {
 
     var next = -1
     val indexed = tree.map { _ => next += 1; next }
-    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafFiles, leafBytes,
+    val sourceFiles = reads.map {
+      case r: TextRead => textFiles(r).map(f => f.getPath.toUri.toString -> f.getLen)
+      case _ => Nil
+    }
+    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafFiles, sourceFiles, leafBytes,
       leaves.map(_.include), leaves.map(_.describe), df.queryExecution.analyzed,
       sources.map(_.queryExecution.analyzed))
     SieveDatasets.ofRows(spark, node)

@@ -3,36 +3,56 @@ package sieve.bulkfilter
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration.Duration
 
+import org.apache.spark.SparkContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.util.SerializableConfiguration
 
+import sieve.errors.SieveException
 import sieve.keyset._
 
 /**
  * Builds the value sets of a [[SetFilterExec]] in ONE job over all its sources: each task reads its part
- * of a source into chunks of values (no hashing where the values are read), the chunks reach the driver
+ * of a source (or of its text files, [[TextValueFiles]]) into chunks of values (no hashing where the values are read), the chunks reach the driver
  * (tree aggregate), which makes one set per column from them ([[ValueSetBuilder]]). Values are put in the comparison form of [[ValueComparison.canonical]], so that the
  * set's byte equality is Spark's `=`.
  */
 object BuildValueSets {
 
   /** The sets, and the nanoseconds spent reading the values (the job) and making the sets (driver). */
-  def apply(specs: Seq[ValueSetSpec], sources: Seq[SparkPlan]): (Array[ValueSet], Long, Long) = {
+  def apply(sc: SparkContext, specs: Seq[ValueSetSpec], textFiles: Seq[TextValueFile], sources: Seq[SparkPlan],
+      conf: SQLConf): (Array[ValueSet], Long, Long) = {
     val start = System.nanoTime()
     val n = specs.size
-    val parts: Seq[RDD[Array[ValueSetBuilder]]] = for {
+    def newBuilder(c: Int) = new ValueSetBuilder(ValueKey.of(ValueComparison.canonical(
+      BoundReference(0, specs(c).valueType, nullable = true)).dataType) == ValueKey.Integral, specs(c).words)
+    val text = if (textFiles.isEmpty) Nil else {
+      val hadoop = new SerializableConfiguration(sc.hadoopConfiguration)
+      val total = textFiles.map(_.length).sum
+      val target = math.min(conf.filesMaxPartitionBytes, math.max(4L << 20, total / math.max(sc.defaultParallelism, 1)))
+      val tasks = TextValueFiles.plan(textFiles, target, sc.hadoopConfiguration)
+      val timeZone = conf.sessionLocalTimeZone
+      Seq(sc.parallelize(tasks, tasks.size).map { splits =>
+        val builders = new Array[ValueSetBuilder](n)
+        TextValueFiles.read(textFiles, splits, hadoop.value, timeZone, builders, newBuilder)
+        builders.foreach(b => if (b != null) b.trim())
+        builders
+      })
+    }
+    val parts: Seq[RDD[Array[ValueSetBuilder]]] = text ++ (for {
       (spec, c) <- specs.zipWithIndex
       branch <- spec.branches
     } yield {
       val value = ValueComparison.canonical(BoundReference(0, spec.valueType, nullable = true))
-      val (integral, add, words) = (ValueKey.of(value.dataType) == ValueKey.Integral, ValueKey.adder(value.dataType), spec.words)
+      val add = ValueKey.adder(value.dataType)
       val constant = if (branch.byFile.isEmpty) branch.mask.toArray else null
       val byFile = branch.byFile.map { case (f, m) => UTF8String.fromString(f) -> m.toArray }
       sources(branch.source).execute().mapPartitions { rows =>
         val project = UnsafeProjection.create(Seq(value))
-        val set = new ValueSetBuilder(integral, words)
+        val set = newBuilder(c)
         var (lastFile, lastMask) = (null: UTF8String, null: Array[Long])
         rows.foreach { row =>
           val mask = if (constant != null) constant else {
@@ -46,10 +66,11 @@ object BuildValueSets {
         set.trim()
         Iterator(Array.tabulate(n)(i => if (i == c) set else null))
       }
-    }
+    })
     val merged = if (parts.isEmpty) new Array[ValueSetBuilder](n) else {
-      val all = parts.head.sparkContext.union(parts)
-      all.treeAggregate(new Array[ValueSetBuilder](n))(merge, merge)
+      val all = sc.union(parts)
+      try all.treeAggregate(new Array[ValueSetBuilder](n))(merge, merge)
+      catch { case e: Exception => throw SieveException.causeOf(e).getOrElse(e) }
     }
     val read = System.nanoTime()
     // each column's structure built on its own thread of the driver

@@ -10,7 +10,8 @@ import sieve.ordering._
  * Leaf `i` of `tree` tests `keys(i)` (a column of `child`) against the values of the plan
  * `sources(leafSources(i))` — output `(value, file)`, values already cast to the key's type, no NULL —
  * restricted to the rows whose `file` is in `leafFiles(i)` (Nil: all rows; text files of one column
- * share one scan, so a leaf owns only its own files of it).
+ * share one scan, so a leaf owns only its own files of it). `textFiles(s)`: the files of source `s` when
+ * it is a read of text files (a value set reads them itself), else Nil.
  * [[LowerBulkFilters]] replaces the node with joins before anything executes it.
  */
 case class BulkFilter(
@@ -18,6 +19,7 @@ case class BulkFilter(
     keys: Seq[Attribute],
     leafSources: Seq[Int],
     leafFiles: Seq[Seq[String]],
+    textFiles: Seq[Seq[(String, Long)]],
     leafBytes: Seq[Long],
     leafIncludes: Seq[Boolean],
     labels: Seq[String],

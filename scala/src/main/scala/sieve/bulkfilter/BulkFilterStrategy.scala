@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 object BulkFilterStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case f: SetFilter =>
-      SetFilterExec(f.condition, f.sets, f.labels, planLater(f.child), f.sources.map(s => ValueSourceExec(planLater(s)))) :: Nil
+      SetFilterExec(f.condition, f.sets, f.textFiles, f.labels, planLater(f.child), f.sources.map(s => ValueSourceExec(planLater(s)))) :: Nil
     case _ => Nil
   }
 }

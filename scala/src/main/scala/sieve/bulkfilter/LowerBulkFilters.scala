@@ -87,28 +87,43 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
   }
 
   /** One filter testing the leaves of `columns` against their value sets (and the joined leaves by their
-   * mask columns `maskInputs`); its sources are those of the set columns, renumbered. */
+   * mask columns `maskInputs`). Text files it reads itself, each once for all the sets it feeds; its other
+   * sources are those of the set columns, renumbered. */
   private def setFilter(bf: BulkFilter, tree: FilterTree[Int], columns: Seq[Seq[Int]], tests: Array[LeafTest],
       maskInputs: Seq[Expression], input: LogicalPlan): SetFilter = {
-    val used = columns.flatten.map(bf.leafSources).distinct.sorted
+    val isText = (s: Int) => bf.textFiles(s).nonEmpty
+    val used = columns.flatten.map(bf.leafSources).filterNot(isText).distinct.sorted
+    val textTargets = Seq.newBuilder[(String, Long, TextTarget)]
     val specs = columns.zipWithIndex.map { case (leaves, c) =>
       leaves.zipWithIndex.foreach { case (leaf, bit) => tests(leaf) = SetBit(c, bit) }
       def mask(owners: Seq[Int]): Seq[Long] = (0 to (leaves.size - 1) / MaskBits).map { w =>
         owners.map(leaves.indexOf(_)).filter(_ / MaskBits == w).map(b => 1L << (b % MaskBits)).foldLeft(0L)(_ | _)
       }
-      val branches = leaves.groupBy(bf.leafSources).toSeq.sortBy(_._1).map { case (source, sharing) =>
+      val valueType = bf.valueOf(bf.leafSources(leaves.head)).dataType
+      val (text, read) = leaves.partition(l => isText(bf.leafSources(l)))
+      // a leaf of a one-file read owns that file; of a shared read, its own files of it
+      text.flatMap { l =>
+        val files = bf.textFiles(bf.leafSources(l))
+        val owned = if (bf.leafFiles(l).isEmpty) files else files.filter(f => bf.leafFiles(l).contains(f._1))
+        owned.map(_ -> l)
+      }.groupBy(_._1).toSeq.sortBy(_._1._1).foreach { case ((path, length), owners) =>
+        textTargets += ((path, length, TextTarget(c, valueType, bf.keys(leaves.head).name, mask(owners.map(_._2).distinct))))
+      }
+      val branches = read.groupBy(bf.leafSources).toSeq.sortBy(_._1).map { case (source, sharing) =>
         if (sharing.forall(bf.leafFiles(_).isEmpty)) SetBranch(used.indexOf(source), mask(sharing), Map.empty)
         else {
           val byFile = sharing.flatMap(l => bf.leafFiles(l).map(_ -> l)).groupBy(_._1)
           SetBranch(used.indexOf(source), Nil, byFile.map { case (f, owners) => f -> mask(owners.map(_._2).distinct) })
         }
       }
-      ValueSetSpec(bf.keys(leaves.head).name, bf.valueOf(bf.leafSources(leaves.head)).dataType,
-        (leaves.size - 1) / MaskBits + 1, branches, leaves.map(bf.labels))
+      ValueSetSpec(bf.keys(leaves.head).name, valueType, (leaves.size - 1) / MaskBits + 1, branches, leaves.map(bf.labels))
+    }
+    val textFiles = textTargets.result().groupBy(t => (t._1, t._2)).toSeq.sortBy(_._1._1).map {
+      case ((path, length), targets) => TextValueFile(path, length, targets.map(_._3))
     }
     val keys = columns.map(leaves => ValueComparison.canonical(bf.compareKey(leaves.head)))
     val condition = TreeCondition(tree, tests.toSeq, bf.leafIncludes, maskInputs ++ keys, maskInputs.size)
-    SetFilter(condition, specs, bf.labels, input, used.map(bf.sources))
+    SetFilter(condition, specs, textFiles, bf.labels, input, used.map(bf.sources))
   }
 
   /** Leaves that are the whole tree or direct children of a root AND. */

@@ -18,13 +18,14 @@ final case class SetBranch(source: Int, mask: Seq[Long], byFile: Map[String, Seq
 
 /**
  * Keep the rows of `child` for which `condition` holds, its value sets built at run time from `sources`
- * (set i from the branches of `sets(i)`), as [[SetFilterExec]] does: one filter, no joins. What
+ * (set i from the branches of `sets(i)`) and `textFiles` (read directly, [[TextValueFiles]]), as
+ * [[SetFilterExec]] does: one filter, no joins. What
  * [[LowerBulkFilters]] makes of a bulk filter whose value sources fit `spark.sieve.bulkFilter.maxSetBytes`.
  * `labels` name the tree's leaves, for explain. Sources are referenced by position (column 0 the value, 1 the file), not by attribute: the optimizer
  * may rename their columns.
  */
-case class SetFilter(condition: TreeCondition, sets: Seq[ValueSetSpec], labels: Seq[String], child: LogicalPlan,
-    sources: Seq[LogicalPlan]) extends LogicalPlan {
+case class SetFilter(condition: TreeCondition, sets: Seq[ValueSetSpec], textFiles: Seq[TextValueFile],
+    labels: Seq[String], child: LogicalPlan, sources: Seq[LogicalPlan]) extends LogicalPlan {
   override def children: Seq[LogicalPlan] = child +: sources
   override def output: Seq[Attribute] = child.output
   override def maxRows: Option[Long] = child.maxRows

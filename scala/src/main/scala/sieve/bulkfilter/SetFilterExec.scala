@@ -17,12 +17,12 @@ import sieve.keyset.ValueSet
 
 /**
  * A [[SetFilter]] at run time. When it first executes, on the driver: its value sets are built from the
- * `sources` ([[BuildValueSets]], one job) and broadcast, and the values of the include leaves every row
+ * `textFiles` and the `sources` ([[BuildValueSets]], one job) and broadcast, and the values of the include leaves every row
  * must match are pushed into the file scan below ([[PushIncludesToScan]]); then every row of `child` is
  * tested by the tree's generated code in the child's own stage, as Spark's FilterExec tests a condition.
  */
-case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], labels: Seq[String], child: SparkPlan,
-    sources: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
+case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], textFiles: Seq[TextValueFile],
+    labels: Seq[String], child: SparkPlan, sources: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
 
   override def children: Seq[SparkPlan] = child +: sources
   override def output: Seq[Attribute] = child.output
@@ -64,7 +64,7 @@ case class SetFilterExec(condition: TreeCondition, sets: Seq[ValueSetSpec], labe
   /** Builds the sets (once per execution of this operator) and returns the child to read, with the
    * required include leaves pushed into its scan. */
   @transient private lazy val prepared: SparkPlan = {
-    val (result, readNs, buildNs) = BuildValueSets(sets, sources)
+    val (result, readNs, buildNs) = BuildValueSets(sparkContext, sets, textFiles, sources, conf)
     holder.sets = sparkContext.broadcast(result)
     built = result.toSeq
     longMetric("readTime") += NANOSECONDS.toMillis(readNs)

@@ -13,6 +13,12 @@ trait SieveException extends org.apache.spark.SparkThrowable {
   override def getSqlState: String = "42000"
 }
 
+object SieveException {
+  /** The spark-sieve error in `e`'s causes (one a task raised arrives wrapped in the job's failure). */
+  def causeOf(e: Throwable): Option[Throwable] =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(20).collectFirst { case s: SieveException => s }
+}
+
 /** Spark's AnalysisException with our condition and message, no error-class registry lookup. */
 abstract class SieveAnalysisException(condition: String, message: String)
   extends AnalysisException(message, None, None, None, Some(condition), Map("message" -> message), Array.empty)
@@ -22,9 +28,10 @@ abstract class SieveAnalysisException(condition: String, message: String)
 class SieveConfigException(val key: String, message: String)
   extends SieveAnalysisException("SIEVE_CONFIG_INVALID", s"$key: $message")
 
-/** A value source (file, directory or DataFrame) that is missing, unreadable or of an unknown format. */
-class SieveSourceException(val source: String, message: String)
-  extends SieveAnalysisException("SIEVE_SOURCE_INVALID", s"$source: $message")
+/** A value source (file, directory or DataFrame) that is missing, unreadable or of an unknown format, or
+ * holds a value that does not parse as its key's type. `prefixed`: the message starts with the source. */
+class SieveSourceException(val source: String, message: String, prefixed: Boolean = true)
+  extends SieveAnalysisException("SIEVE_SOURCE_INVALID", if (prefixed) s"$source: $message" else message)
 
 /** A column that the input or a value source does not have, or that cannot be compared as asked. */
 class SieveColumnException(val column: String, message: String)

@@ -64,6 +64,23 @@ final class BitmapValueSet(bitmap: LongBitmap, count: Long, val words: Int, val 
     else Some(KeyShape(Seq(dataType))).filter(_.asLong.isDefined).map(new BitmapKeys(_, bitmap, count))
 }
 
+/** Dense long values of several masks: value v's id + 1 at `ids(v - lo)` (0: in no source), one load per
+ * test, no hash. */
+final class DenseValueSet(lo: Long, ids: DenseIds, count: Long, val words: Int, val masks: Array[Long])
+    extends ValueSet {
+  def size: Long = count
+  def bytes: Long = ids.bytesUsed + masks.length * 8L
+  def kind: String = s"dense ids over [$lo, ${lo + ids.length - 1}]"
+  def idOfLong(v: Long): Int = { val o = v - lo; if (o >= 0 && o < ids.length) ids(o.toInt) - 1 else -1 }
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] = longKeys(dataType, foreach, bit)
+
+  private def foreach(f: (Long, Int) => Unit): Unit = {
+    var o = 0
+    while (o < ids.length) { val id = ids(o); if (id > 0) f(lo + o, id - 1); o += 1 }
+  }
+}
+
 /** Byte-string values (strings, binary, key rows), hashed, behind a fingerprint. */
 final class BytesValueSet(map: BytesIdMap, fingerprint: Fingerprint, val words: Int, val masks: Array[Long])
     extends ValueSet {

@@ -9,7 +9,8 @@ import org.apache.spark.unsafe.Platform
  * appended to chunks, one per leaf mask — a few nanoseconds a value, no hashing; builders merge by
  * concatenating their chunks. `result()`, once, on the driver, makes the structure from all of them,
  * sized for their count: a bitmap straight from the values when they are dense integers of one mask,
- * else a hash map `value -> interned mask` (a value read twice ORs its masks).
+ * an array of mask ids over their range when they are dense integers of several, else a hash map
+ * `value -> interned mask` (a value read twice ORs its masks).
  */
 final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Serializable {
   private val chunks = ArrayBuffer.empty[ValueChunk]
@@ -57,6 +58,20 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
         val bitmap = new LongBitmap(lo, hi)
         chunks.foreach(_.foreachLong(bitmap.add))
         new BitmapValueSet(bitmap, bitmap.cardinality, words, chunks.head.mask.clone())
+      } else if (LongBitmap.fits(lo, hi, math.min(ValueSetBuilder.DenseSlotsPerValue * total, ValueSetBuilder.MaxDenseSlots))) {
+        val ids = new DenseIds((hi - lo + 1).toInt)
+        val masks = new MaskTable(words)
+        var count = 0L
+        chunks.foreach { c =>
+          val or = new masks.OrWith(c.mask)
+          c.foreachLong { v =>
+            val o = (v - lo).toInt
+            val id = ids(o)
+            if (id == 0) count += 1
+            ids(o) = or(id - 1) + 1
+          }
+        }
+        new DenseValueSet(lo, ids, count, words, masks.flat)
       } else {
         // sized for the values read (repeats included) at most half of them repeats; it grows if not
         val map = new LongIdMap(total / 2)
@@ -90,6 +105,10 @@ object ValueSetBuilder {
   /** A hash set costs ~24 bytes (192 bits) per value at its load factor: a bitmap of up to 64 bits per
    * value is smaller and cheaper to probe. */
   val BitmapBitsPerValue = 64L
+  /** Dense ids cost 1 to 4 bytes a slot: at up to 16 slots a value, no more than a hash set, and one load
+   * per probe instead of a hash and a search. */
+  val DenseSlotsPerValue = 16L
+  val MaxDenseSlots: Long = 1L << 28
 }
 
 /** The values read with one mask: longs, or byte strings end to end. */

@@ -158,18 +158,47 @@ class BulkFilterSuite extends SieveSessionSuite {
 
   test("a value that cannot be cast fails the query naming the file, the value and the column") {
     val bad = textFile("bad_years.txt", "2001", "twenty", "2010")
-    val e = intercept[Exception](include("year", bad).applyTo(cars(spark)).collect())
-    assert(e.getMessage.contains(s"value 'twenty' in $bad cannot be cast to INT for column 'year'"))
+    val message = s"value 'twenty' in $bad cannot be cast to INT for column 'year'"
+    // a value set reads the file itself: a typed error
+    val e = intercept[SieveSourceException](include("year", bad).applyTo(cars(spark)).collect())
+    assert(e.getMessage.contains(message) && e.source.endsWith("bad_years.txt"))
+    withConf(AlwaysJoins)(assert(intercept[Exception](include("year", bad).applyTo(cars(spark)).collect())
+      .getMessage.contains(message)))
   }
 
+  private def scannedFiles(plan: LogicalPlan): Seq[String] = plan.collectLeaves().collect {
+    case l: LogicalRelation => l.relation match { case h: HadoopFsRelation => h.location.rootPaths.map(_.getName) }
+  }.flatten.sorted
+
   test("a source used by several leaves is read once per key column") {
-    val df = (include("color", colorsA) & exclude("color", colorsA) | include("color", colorsB)).applyTo(cars(spark))
+    def df = (include("color", colorsA) & exclude("color", colorsA) | include("color", colorsB)).applyTo(cars(spark))
     val bf = df.queryExecution.analyzed.collect { case b: BulkFilter => b }.head
     assert(bf.sources.size === 2)
-    val scans = df.queryExecution.optimizedPlan.collectLeaves().collect {
-      case l: LogicalRelation => l.relation match { case h: HadoopFsRelation => h.location.rootPaths.map(_.getName) }
-    }.flatten
-    assert(scans.sorted === Seq("colors_a.txt", "colors_b.csv"))
+    // value sets: the text file read directly once, for both its leaves (mask 0b11); the csv by a scan
+    val optimized = df.queryExecution.optimizedPlan
+    assert(setFilters(optimized).flatMap(_.textFiles).map(f => (f.path.split('/').last, f.targets.map(t => (t.set, t.mask)))) ===
+      Seq(("colors_a.txt", Seq((0, Seq(3L))))))
+    assert(scannedFiles(optimized) === Seq("colors_b.csv"))
+    withConf(AlwaysJoins)(assert(scannedFiles(df.queryExecution.optimizedPlan) === Seq("colors_a.txt", "colors_b.csv")))
+  }
+
+  testWithAndWithoutAqe("text files are read as Spark's text source reads them: line ends, a byte order mark, gzip, splits") {
+    def write(name: String, bytes: Array[Byte]): String = { val p = dir.resolve(name); Files.write(p, bytes); p.toString }
+    val crlf = write("crlf.txt", "gold\r\nblue\rgreen\n\nred".getBytes(UTF_8))
+    val bom = write("bom.txt", ("\uFEFF" + "white\nsilver\n").getBytes(UTF_8))
+    val gz = {
+      val out = new java.io.ByteArrayOutputStream()
+      val z = new java.util.zip.GZIPOutputStream(out)
+      z.write("grey\nyellow\n".getBytes(UTF_8))
+      z.close()
+      write("colors.txt.gz", out.toByteArray)
+    }
+    val big = write("big.txt", (Seq.tabulate(3000)(i => s"c$i") :+ "Kia" :+ "Ford").mkString("\n").getBytes(UTF_8))
+    val tree = anyOf(include("color", crlf), allOf(exclude("color", bom), include("brand", big)), include("color", gz))
+    withConf("spark.sql.files.maxPartitionBytes" -> "1000") { // the big file in ~20 splits
+      checkTree(tree)
+      assert(setFilters(tree.applyTo(cars(spark)).queryExecution.optimizedPlan).flatMap(_.textFiles).size === 4)
+    }
   }
 
   testWithAndWithoutAqe("many text files on one column share one scan; each leaf keeps its own values") {

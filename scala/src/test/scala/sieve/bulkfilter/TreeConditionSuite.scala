@@ -5,7 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenFallback, GeneratePredicate}
-import org.apache.spark.sql.types.{DataType, Decimal, DecimalType, LongType, StringType}
+import org.apache.spark.sql.types.{DataType, Decimal, DecimalType, IntegerType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -28,9 +28,11 @@ class TreeConditionSuite extends AnyFunSuite {
     build(0 until leaves, rnd.nextBoolean())
   }
 
-  private val keyTypes: Seq[DataType] = Seq(LongType, StringType, DecimalType(30, 2))
+  // longs dense (an id array), ints sparse (a hash set)
+  private val keyTypes: Seq[DataType] = Seq(LongType, StringType, DecimalType(30, 2), IntegerType)
   private def keyValue(t: DataType, v: Int): Any = t match {
     case LongType => v.toLong
+    case IntegerType => v * 50000000
     case StringType => UTF8String.fromString(s"v$v")
     case d: DecimalType => Decimal(BigDecimal(v) / 4, d.precision, d.scale)
     case other => fail(s"no values for $other")

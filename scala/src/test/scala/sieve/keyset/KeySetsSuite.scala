@@ -75,4 +75,29 @@ class KeySetsSuite extends AnyFunSuite {
     assert(!misses.exists(inSet.mightContain))
     assert(misses.count(bloom.mightContainRow) < 20000 * 0.05)
   }
+
+  Seq(("dense, one mask: bitmap", 2000, 1, "bitmap"), ("dense, many masks: ids", 2000, 300, "dense ids"),
+      ("sparse: hash set", 20000000, 5, "hash set")).foreach { case (name, range, leaves, kind) =>
+    test(s"ValueSetBuilder, $name: each value's mask is the OR of its sources' masks") {
+      val rnd = new Random(range)
+      val words = (leaves - 1) / 64 + 1
+      val builder = new ValueSetBuilder(integral = true, words)
+      val expected = scala.collection.mutable.HashMap.empty[Long, Array[Long]]
+      (0 until leaves).foreach { leaf =>
+        val mask = Array.fill(words)(0L)
+        mask(leaf / 64) = 1L << (leaf % 64)
+        Seq.fill(400)(-500L + rnd.nextInt(range)).foreach { v =>
+          builder.addLong(v, mask)
+          expected.getOrElseUpdate(v, Array.fill(words)(0L))(leaf / 64) |= mask(leaf / 64)
+        }
+      }
+      val set = builder.result()
+      assert(set.kind.startsWith(kind) && set.size === expected.size)
+      (expected.keys ++ (-600L until 3000L)).foreach { v =>
+        val id = set.idOfLong(v)
+        val got = if (id < 0) None else Some(set.masks.slice(id * words, id * words + words).toSeq)
+        assert(got === expected.get(v).map(_.toSeq), s"value $v")
+      }
+    }
+  }
 }

@@ -1,0 +1,162 @@
+package sieve.bulkfilter
+
+import java.io.InputStream
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.io.compress.CompressionCodecFactory
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, EvalMode, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.unsafe.types.UTF8String
+
+import sieve.errors.SieveSourceException
+import sieve.keyset.{ValueKey, ValueSetBuilder}
+
+/** A text value file a [[SetFilter]] reads itself (one value per line): `path` its URI, and
+ * the value sets it feeds, each with the mask of the leaves that own the file there. */
+final case class TextValueFile(path: String, length: Long, targets: Seq[TextTarget])
+
+/** Value set `set` (of values of `valueType`, the type its key is compared in) gets each line with `mask`. */
+final case class TextTarget(set: Int, valueType: DataType, column: String, mask: Seq[Long])
+
+/**
+ * Reads text value files straight into value-set builders, without Spark's text scan: each file is
+ * read once for every key column that uses it, each line parsed once per value type, with the same
+ * expression as the scan path (`try_cast`, then [[ValueComparison.canonical]]), and a line that does
+ * not parse fails with a [[SieveSourceException]] naming the file, the value and the column.
+ * Lines end at `\n`, `\r` or `\r\n`, a UTF-8 byte order mark opening a file is skipped, and a last line
+ * with no end counts — as Spark's text source reads them. Large uncompressed files are split; a line
+ * belongs to the split its first byte is in.
+ */
+object TextValueFiles {
+  /** Bytes [start, end) of file `file` (a compressed file is one split, end = -1). */
+  final case class Split(file: Int, start: Long, end: Long)
+
+  /** The splits of `files`, packed into tasks of about `target` bytes each. */
+  def plan(files: Seq[TextValueFile], target: Long, conf: Configuration): Seq[Seq[Split]] = {
+    val codecs = new CompressionCodecFactory(conf)
+    val splits = files.zipWithIndex.flatMap { case (f, i) =>
+      if (codecs.getCodec(hadoopPath(f.path)) != null) Seq(Split(i, 0, -1) -> f.length)
+      else (0L until math.max(f.length, 1L) by target).map(s => Split(i, s, math.min(s + target, f.length)) -> (math.min(s + target, f.length) - s))
+    }
+    // largest first, each into the lightest task so far
+    val tasks = math.max(1, ((splits.map(_._2).sum + target - 1) / target).toInt)
+    val load = Array.fill(tasks)(0L)
+    val packed = Array.fill(tasks)(Seq.newBuilder[Split])
+    splits.sortBy(-_._2).foreach { case (s, bytes) =>
+      val t = load.indices.minBy(load)
+      load(t) += math.max(bytes, 1L)
+      packed(t) += s
+    }
+    packed.map(_.result()).filter(_.nonEmpty).toSeq
+  }
+
+  /** Reads `splits` into `builders` (one per value set, made on first use by `newBuilder`). */
+  def read(files: Seq[TextValueFile], splits: Seq[Split], conf: Configuration, timeZone: String,
+      builders: Array[ValueSetBuilder], newBuilder: Int => ValueSetBuilder): Unit = {
+    val codecs = new CompressionCodecFactory(conf)
+    splits.foreach { split =>
+      val file = files(split.file)
+      // one parse per value type, shared by the sets of that type
+      val byType = file.targets.groupBy(_.valueType).toSeq.map { case (t, targets) =>
+        val parse = UnsafeProjection.create(Seq(ValueComparison.canonical(parsed(t, timeZone))))
+        val add = ValueKey.adder(ValueComparison.canonical(parsed(t, timeZone)).dataType)
+        (parse, add, targets.map(x => (x.set, x.mask.toArray)), targets.head.column, t)
+      }
+      val row = new GenericInternalRow(1)
+      val path = hadoopPath(file.path)
+      val codec = codecs.getCodec(path)
+      val fs = path.getFileSystem(conf)
+      val raw = fs.open(path)
+      try {
+        val in: InputStream = if (codec != null) codec.createInputStream(raw) else { raw.seek(math.max(split.start - 1, 0)); raw }
+        val end = if (split.end < 0) Long.MaxValue else split.end
+        Lines.foreach(in, split.start, end) { (bytes, offset, length) =>
+          row.update(0, UTF8String.fromBytes(bytes, offset, length))
+          byType.foreach { case (parse, add, adders, column, t) =>
+            val v = parse(row)
+            if (v.isNullAt(0)) {
+              throw new SieveSourceException(file.path, s"value '${row.getUTF8String(0).toString.take(200)}' in " +
+                s"${displayPath(file.path)} cannot be cast to ${t.sql} for column '$column'", prefixed = false)
+            }
+            adders.foreach { case (set, mask) =>
+              if (builders(set) == null) builders(set) = newBuilder(set)
+              add(v, builders(set), mask)
+            }
+          }
+        }
+      } finally raw.close()
+    }
+  }
+
+  /** A line as the type its set compares in: as it is for a string, else Spark's `try_cast` (NULL when
+   * it does not parse), as the scan path casts it. */
+  private def parsed(t: DataType, timeZone: String) = {
+    val line = BoundReference(0, StringType, nullable = false)
+    if (t == StringType) line else Cast(line, t, Some(timeZone), EvalMode.TRY)
+  }
+
+  /** `path` is a URI (`file:/a%20b`), as Spark's `_metadata.file_path` names files. */
+  private def hadoopPath(path: String): Path = new Path(new java.net.URI(path))
+
+  /** A local file as its path (`/a b`), any other as its URI. */
+  def displayPath(path: String): String = {
+    val uri = new java.net.URI(path)
+    if (uri.getScheme == null || uri.getScheme == "file") uri.getPath else uri.toString
+  }
+}
+
+/** Splits a byte stream into lines at `\n`, `\r` and `\r\n`, as Hadoop's LineReader does. */
+private[bulkfilter] object Lines {
+  /**
+   * Calls `f` with each line (without its end) that starts in [start, end); `in` is positioned at
+   * `start - 1` (or 0), so that the byte before `start` says whether a line starts there.
+   */
+  def foreach(in: InputStream, start: Long, end: Long)(f: (Array[Byte], Int, Int) => Unit): Unit = {
+    val buf = new Array[Byte](1 << 16)
+    var carried = new Array[Byte](256) // the start of a line that crosses the buffer's end
+    var carriedLen = 0
+    var pos = if (start > 0) start - 1 else 0L // the stream position of buf(0)
+    var lineStart = pos
+    var skip = start > 0 // the line the stream opens in belongs to the split before
+    var lastCr = false   // the last byte was a \r: a \n now belongs to the same line end
+    var n = in.read(buf)
+    var from = 0         // where the current line's bytes begin in buf
+    if (start == 0 && n >= 3 && buf(0) == 0xEF.toByte && buf(1) == 0xBB.toByte && buf(2) == 0xBF.toByte) from = 3
+    while (n > 0 && lineStart < end) {
+      var i = from
+      while (i < n && lineStart < end) {
+        val b = buf(i)
+        if (b == '\n' && lastCr) { lastCr = false; from = i + 1; lineStart = pos + i + 1 }
+        else if (b == '\n' || b == '\r') {
+          if (!skip) {
+            if (carriedLen == 0) f(buf, from, i - from)
+            else { carried = carry(carried, carriedLen, buf, from, i - from); f(carried, 0, carriedLen + i - from) }
+          }
+          skip = false
+          carriedLen = 0
+          lastCr = b == '\r'
+          from = i + 1
+          lineStart = pos + i + 1
+        } else lastCr = false
+        i += 1
+      }
+      if (lineStart < end && from < n) {
+        if (!skip) carried = carry(carried, carriedLen, buf, from, n - from)
+        carriedLen += n - from
+      }
+      pos += n
+      from = 0
+      n = in.read(buf)
+    }
+    if (!skip && carriedLen > 0 && lineStart < end) f(carried, 0, carriedLen) // a last line with no end
+  }
+
+  /** `carried` (holding `len` bytes) with `count` bytes of `buf` from `from` appended (grown if needed). */
+  private def carry(carried: Array[Byte], len: Int, buf: Array[Byte], from: Int, count: Int): Array[Byte] = {
+    val out = if (len + count <= carried.length) carried
+      else java.util.Arrays.copyOf(carried, math.max(carried.length * 2, len + count))
+    System.arraycopy(buf, from, out, len, count)
+    out
+  }
+}
