@@ -30,14 +30,14 @@ object BuildValueSets {
     def newBuilder(c: Int) = new ValueSetBuilder(ValueKey.of(ValueComparison.canonical(
       BoundReference(0, specs(c).valueType, nullable = true)).dataType) == ValueKey.Integral, specs(c).words)
     val text = if (textFiles.isEmpty) Nil else {
-      val hadoop = new SerializableConfiguration(sc.hadoopConfiguration)
+      val hadoop = sc.broadcast(new SerializableConfiguration(sc.hadoopConfiguration)) // as Spark's file scans
       val total = textFiles.map(_.length).sum
       val target = math.min(conf.filesMaxPartitionBytes, math.max(4L << 20, total / math.max(sc.defaultParallelism, 1)))
       val tasks = TextValueFiles.plan(textFiles, target, sc.hadoopConfiguration)
       val timeZone = conf.sessionLocalTimeZone
       Seq(sc.parallelize(tasks, tasks.size).map { splits =>
         val builders = new Array[ValueSetBuilder](n)
-        TextValueFiles.read(textFiles, splits, hadoop.value, timeZone, builders, newBuilder)
+        TextValueFiles.read(textFiles, splits, hadoop.value.value, timeZone, builders, newBuilder)
         builders.foreach(b => if (b != null) b.trim())
         builders
       })

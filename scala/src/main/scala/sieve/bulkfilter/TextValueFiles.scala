@@ -6,7 +6,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.io.compress.CompressionCodecFactory
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, EvalMode, GenericInternalRow, UnsafeProjection}
-import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType, StringType}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 import sieve.errors.SieveSourceException
@@ -58,12 +59,11 @@ object TextValueFiles {
     splits.foreach { split =>
       val file = files(split.file)
       // one parse per value type, shared by the sets of that type
-      val byType = file.targets.groupBy(_.valueType).toSeq.map { case (t, targets) =>
-        val parse = UnsafeProjection.create(Seq(ValueComparison.canonical(parsed(t, timeZone))))
-        val add = ValueKey.adder(ValueComparison.canonical(parsed(t, timeZone)).dataType)
-        (parse, add, targets.map(x => (x.set, x.mask.toArray)), targets.head.column, t)
+      val byType = file.targets.groupBy(_.valueType).toArray.map { case (t, targets) =>
+        val sets = targets.map(_.set).toArray
+        sets.foreach(s => if (builders(s) == null) builders(s) = newBuilder(s))
+        new TypeTargets(t, timeZone, file.path, targets.head.column, sets.map(builders), targets.map(_.mask.toArray).toArray)
       }
-      val row = new GenericInternalRow(1)
       val path = hadoopPath(file.path)
       val codec = codecs.getCodec(path)
       val fs = path.getFileSystem(conf)
@@ -72,28 +72,71 @@ object TextValueFiles {
         val in: InputStream = if (codec != null) codec.createInputStream(raw) else { raw.seek(math.max(split.start - 1, 0)); raw }
         val end = if (split.end < 0) Long.MaxValue else split.end
         Lines.foreach(in, split.start, end) { (bytes, offset, length) =>
-          row.update(0, UTF8String.fromBytes(bytes, offset, length))
-          byType.foreach { case (parse, add, adders, column, t) =>
-            val v = parse(row)
-            if (v.isNullAt(0)) {
-              throw new SieveSourceException(file.path, s"value '${row.getUTF8String(0).toString.take(200)}' in " +
-                s"${displayPath(file.path)} cannot be cast to ${t.sql} for column '$column'", prefixed = false)
-            }
-            adders.foreach { case (set, mask) =>
-              if (builders(set) == null) builders(set) = newBuilder(set)
-              add(v, builders(set), mask)
-            }
-          }
+          var i = 0
+          while (i < byType.length) { byType(i).add(bytes, offset, length); i += 1 }
         }
       } finally raw.close()
     }
   }
 
-  /** A line as the type its set compares in: as it is for a string, else Spark's `try_cast` (NULL when
-   * it does not parse), as the scan path casts it. */
-  private def parsed(t: DataType, timeZone: String) = {
-    val line = BoundReference(0, StringType, nullable = false)
-    if (t == StringType) line else Cast(line, t, Some(timeZone), EvalMode.TRY)
+  /** The sets of one value type a file feeds (`builders`, each with its `masks`): each line parsed once. */
+  private final class TypeTargets(t: DataType, timeZone: String, file: String, column: String,
+      builders: Array[ValueSetBuilder], masks: Array[Array[Long]]) {
+    private val line = BoundReference(0, StringType, nullable = false)
+    // the line as the type its sets compare in: as it is for a string, else Spark's `try_cast` (NULL
+    // when it does not parse), as the scan path casts it; then in its comparison form
+    private val value = ValueComparison.canonical(if (t == StringType) line else Cast(line, t, Some(timeZone), EvalMode.TRY))
+    private val parse = UnsafeProjection.create(Seq(value))
+    private val adder = ValueKey.adder(value.dataType)
+    private val row = new GenericInternalRow(1)
+    // plain decimal integers of these types parse to themselves whatever the cast mode: read directly
+    private val (min, max) = t match {
+      case ByteType => (Byte.MinValue.toLong, Byte.MaxValue.toLong)
+      case ShortType => (Short.MinValue.toLong, Short.MaxValue.toLong)
+      case IntegerType => (Int.MinValue.toLong, Int.MaxValue.toLong)
+      case LongType => (Long.MinValue, Long.MaxValue)
+      case _ => (1L, 0L)
+    }
+
+    def add(bytes: Array[Byte], offset: Int, length: Int): Unit = {
+      if (min <= max && plainInteger(bytes, offset, length)) {
+        var i = 0
+        while (i < builders.length) { builders(i).addLong(integer, masks(i)); i += 1 }
+      } else if (t == StringType) {
+        var i = 0
+        while (i < builders.length) { builders(i).addBytes(bytes, Platform.BYTE_ARRAY_OFFSET + offset, length, masks(i)); i += 1 }
+      } else {
+        row.update(0, UTF8String.fromBytes(bytes, offset, length))
+        val parsed = parse(row)
+        if (parsed.isNullAt(0)) {
+          throw new SieveSourceException(file, s"value '${row.getUTF8String(0).toString.take(200)}' in " +
+            s"${displayPath(file)} cannot be cast to ${t.sql} for column '$column'", prefixed = false)
+        }
+        var i = 0
+        while (i < builders.length) { adder(parsed, builders(i), masks(i)); i += 1 }
+      }
+    }
+
+    private var integer = 0L
+
+    /** Whether the line is `[-]digits` (at most 18) within [min, max], read into `integer` (else it is
+     * left to the cast). */
+    private def plainInteger(bytes: Array[Byte], offset: Int, length: Int): Boolean = {
+      val negative = length > 0 && bytes(offset) == '-'
+      val digits = if (negative) length - 1 else length
+      if (digits < 1 || digits > 18) return false
+      var v = 0L
+      var i = offset + length - digits
+      while (i < offset + length) {
+        val d = bytes(i) - '0'
+        if (d < 0 || d > 9) return false
+        v = v * 10 + d
+        i += 1
+      }
+      if (negative) v = -v
+      integer = v
+      v >= min && v <= max
+    }
   }
 
   /** `path` is a URI (`file:/a%20b`), as Spark's `_metadata.file_path` names files. */

@@ -35,11 +35,12 @@ final case class SetBit(column: Int, bit: Int) extends LeafTest
  * no negation above its leaves, so an [[Undecided]] leaf counted true gives false exactly when no answer
  * could make the tree hold. Evaluated with short-circuits, children in the order given (the cost order).
  *
- * Generated code reads each key once and, for trees up to `InlineLeaves` leaves without adaptive order,
- * is the tree itself as one Java boolean expression of `&&` / `||`: a value set is probed when a leaf on
- * its column is first reached, once per row. A larger tree (whose expression would pass the JVM's 64 KB
- * method limit), or one whose order adapts, is run by a per-task [[TreeEvaluator]] given each row's masks
- * and keys. No allocation per row either way. `runtime` is where the value sets are found at run time
+ * Generated code reads each key once and, for trees up to `InlineLeaves` leaves, is the tree itself: one
+ * Java boolean expression of `&&` / `||` in a fixed order, or, when the order adapts, a loop per node over
+ * the children's current order (a switch to each child's code), with the rows the order is measured on
+ * run by a per-task [[TreeEvaluator]]. A value set is probed when a leaf on its column is first reached,
+ * once per row. A larger tree (whose code would pass the JVM's 64 KB method limit) is run by the
+ * evaluator alone, given each row's masks and keys. No allocation per row either way. `runtime` is where the value sets are found at run time
  * ([[SetFilterExec]] attaches it).
  */
 case class TreeCondition(
@@ -79,8 +80,8 @@ case class TreeCondition(
       memo && maskInputs == 0 && setColumns > 0 && tree.leaves.size > TreeCondition.InlineLeaves)
   }
 
-  private def inline: Boolean =
-    tree.leaves.size <= TreeCondition.InlineLeaves && (runtime == null || !runtime.adaptive)
+  private def inline: Boolean = tree.leaves.size <= TreeCondition.InlineLeaves
+  private def adaptive: Boolean = runtime != null && runtime.adaptive
 
   @transient private lazy val rowEvaluator = newEvaluator()
   @transient private lazy val rowKeys: Array[UnsafeProjection] = Array.tabulate(setColumns) { c =>
@@ -106,44 +107,58 @@ case class TreeCondition(
 
   override def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     if (setColumns > 0 && runtime == null) throw new IllegalStateException("TreeCondition: value sets not attached")
+    // Each row's masks, keys and set ids are fields, so that large subtrees can be methods of their own
+    // (a method above 8,000 bytes of bytecode is never compiled by the JIT).
     val masks = (0 until maskInputs).map { i =>
       val m = children(i).genCode(ctx)
-      val name = ctx.freshName("mask")
+      val name = ctx.addMutableState("long", "mask")
       (name, code"""${m.code}
-                   |long $name = ${m.isNull} ? 0L : ${m.value};""".stripMargin)
+                   |$name = ${m.isNull} ? 0L : ${m.value};""".stripMargin)
     }
     val holder = if (setColumns > 0) ctx.addReferenceObj("valueSets", runtime, classOf[ValueSets].getName) else ""
-    // per set: the key read, its id variable (-2: not probed yet, -1: absent or NULL), the probe, and the
+    // per set: the key read, its id field (-2: not probed yet, -1: absent or NULL), the probe, and the
     // evaluator's call that takes the key instead
     val probes = (0 until setColumns).map { c =>
       val set = ctx.addMutableState(classOf[sieve.keyset.ValueSet].getName, "valueSet", v => s"$v = $holder.apply($c);")
-      val id = ctx.freshName("valueId")
+      val id = ctx.addMutableState("int", "valueId")
       kindOf(c) match {
         case ValueKey.Row =>
           val r = GenerateUnsafeProjection.createCode(ctx, Seq(keyOf(c)))
-          val bytes = s"${r.value}.getBaseObject(), ${r.value}.getBaseOffset(), ${r.value}.getSizeInBytes()"
+          val key = ctx.addMutableState(classOf[org.apache.spark.sql.catalyst.expressions.UnsafeRow].getName, "key")
+          val bytes = s"$key.getBaseObject(), $key.getBaseOffset(), $key.getSizeInBytes()"
           (set, id, code"""${r.code}
-                          |int $id = ${r.value}.isNullAt(0) ? -1 : -2;""".stripMargin,
+                          |$key = ${r.value};
+                          |$id = $key.isNullAt(0) ? -1 : -2;""".stripMargin,
             s"$set.idOfBytes($bytes)", (e: String) => s"if ($id == -1) $e.setNull($c); else $e.setBytes($c, $bytes);")
         case kind =>
           val k = keyOf(c).genCode(ctx)
-          val (probe, give) = kind match {
+          val (javaType, value, probe, give) = kind match {
             case ValueKey.Integral =>
-              val v = ValueKey.javaLong(keyOf(c).dataType, k.value.toString)
-              (s"$set.idOfLong($v)", (e: String) => s"$e.setLong($c, $v);")
+              ("long", ValueKey.javaLong(keyOf(c).dataType, k.value.toString), (key: String) => s"$set.idOfLong($key)",
+                (e: String, key: String) => s"$e.setLong($c, $key);")
             case ValueKey.Utf8 =>
-              val bytes = s"${k.value}.getBaseObject(), ${k.value}.getBaseOffset(), ${k.value}.numBytes()"
-              (s"$set.idOfBytes($bytes)", (e: String) => s"$e.setBytes($c, $bytes);")
+              def bytes(key: String) = s"$key.getBaseObject(), $key.getBaseOffset(), $key.numBytes()"
+              ("org.apache.spark.unsafe.types.UTF8String", k.value.toString, (key: String) => s"$set.idOfBytes(${bytes(key)})",
+                (e: String, key: String) => s"$e.setBytes($c, ${bytes(key)});")
             case _ =>
-              val bytes = s"${k.value}, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET, ${k.value}.length"
-              (s"$set.idOfBytes($bytes)", (e: String) => s"$e.setBytes($c, $bytes);")
+              def bytes(key: String) = s"$key, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET, $key.length"
+              ("byte[]", k.value.toString, (key: String) => s"$set.idOfBytes(${bytes(key)})",
+                (e: String, key: String) => s"$e.setBytes($c, ${bytes(key)});")
           }
+          val key = ctx.addMutableState(javaType, "key")
           (set, id, code"""${k.code}
-                          |int $id = ${k.isNull} ? -1 : -2;""".stripMargin,
-            probe, (e: String) => s"if ($id == -1) $e.setNull($c); else { ${give(e)} }")
+                          |$id = ${k.isNull} ? -1 : -2;
+                          |if ($id == -2) $key = $value;""".stripMargin,
+            probe(key), (e: String) => s"if ($id == -1) $e.setNull($c); else { ${give(e, key)} }")
       }
     }
     val read = (masks.map(_._2) ++ probes.map(_._3)).reduceOption(_ + _).getOrElse(EmptyBlock)
+    lazy val evaluator = {
+      val self = ctx.addReferenceObj("bulkFilterTree", this, classOf[TreeCondition].getName)
+      ctx.addMutableState(classOf[TreeEvaluator].getName, "treeEvaluator", v => s"$v = $self.newEvaluator();")
+    }
+    lazy val maskBuffer = ctx.addMutableState("long[]", "treeMasks", v => s"$v = new long[$maskInputs];")
+    lazy val fills = (masks.indices.map(i => s"$maskBuffer[$i] = ${masks(i)._1};") ++ probes.map(_._5(evaluator))).mkString("\n")
     val (fill, result) = if (inline) {
       def leaf(l: Int): String = {
         val test = tests(l) match {
@@ -157,23 +172,66 @@ case class TreeCondition(
         }
         if (includes(l)) s"($test)" else s"(!($test))"
       }
-      def gen(t: FilterTree[Int]): String = t match {
-        case Leaf(l) => leaf(l)
-        case AllOf(cs) => cs.map(gen).mkString("(", " && ", ")")
-        case AnyOf(cs) => cs.map(gen).mkString("(", " || ", ")")
+      val leafCount = plan.kids.indices.map(n => TreeCondition.leavesUnder(plan, n))
+      if (!adaptive) {
+        def gen(n: Int): String = {
+          val expr = if (plan.leafOf(n) >= 0) leaf(plan.leafOf(n))
+            else plan.kids(n).map(gen).mkString("(", if (plan.isAnd(n)) " && " else " || ", ")")
+          if (plan.leafOf(n) < 0 && n > 0 && leafCount(n) > TreeCondition.MethodLeaves) s"${function(ctx, "", expr)}()" else expr
+        }
+        ("", s"${function(ctx, "", gen(0))}()")
+      } else {
+        // Node n's children in the evaluator's current order: a loop over its order array, a switch to
+        // the child's inline code; the sampled rows go to the evaluator, which measures and re-sorts.
+        val order = ctx.addMutableState("int[][]", "treeOrder", v => s"$v = $evaluator.currentOrder();")
+        def node(n: Int): (String, String) = {
+          val v = ctx.freshName("node")
+          if (plan.leafOf(n) >= 0) (s"boolean $v = ${leaf(plan.leafOf(n))};", v)
+          else {
+            val (o, j) = (ctx.freshName("order"), ctx.freshName("j"))
+            val cases = plan.kids(n).map { k =>
+              val (code, kv) = node(k)
+              s"""case $k: { $code
+                 |  $v = $kv; break; }""".stripMargin
+            }
+            val and = plan.isAnd(n)
+            val code = s"""boolean $v = $and;
+                |int[] $o = $order[$n];
+                |for (int $j = 0; $j < $o.length && ${if (and) v else s"!$v"}; $j++) {
+                |  switch ($o[$j]) {
+                |    ${cases.mkString("\n")}
+                |  }
+                |}""".stripMargin
+            if (n > 0 && leafCount(n) > TreeCondition.MethodLeaves) {
+              val w = ctx.freshName("node")
+              (s"boolean $w = ${function(ctx, code, v)}();", w)
+            } else (code, v)
+          }
+        }
+        val (code, v) = node(0)
+        val answer = ctx.freshName("treeAnswer")
+        (s"""boolean $answer;
+            |if ($evaluator.sampling()) {
+            |  $fills
+            |  $answer = $evaluator.measured($maskBuffer);
+            |} else {
+            |  $answer = ${function(ctx, code, v)}();
+            |}""".stripMargin, answer)
       }
-      ("", gen(tree))
-    } else {
-      val self = ctx.addReferenceObj("bulkFilterTree", this, classOf[TreeCondition].getName)
-      val evaluator = ctx.addMutableState(classOf[TreeEvaluator].getName, "treeEvaluator",
-        v => s"$v = $self.newEvaluator();")
-      val maskBuffer = ctx.addMutableState("long[]", "treeMasks", v => s"$v = new long[$maskInputs];")
-      val fills = masks.indices.map(i => s"$maskBuffer[$i] = ${masks(i)._1};") ++ probes.map(_._5(evaluator))
-      (fills.mkString("\n"), s"$evaluator.test($maskBuffer)")
-    }
+    } else (fills, s"$evaluator.test($maskBuffer)")
     ev.copy(code = code"""$read
                          |$fill
                          |boolean ${ev.value} = $result;""".stripMargin, isNull = FalseLiteral)
+  }
+
+  /** A new method of the generated class running `body` and returning `answer`; its name, to call. */
+  private def function(ctx: CodegenContext, body: String, answer: String): String = {
+    val name = ctx.freshName("treeNode")
+    ctx.addNewFunction(name,
+      s"""private boolean $name() {
+         |  $body
+         |  return $answer;
+         |}""".stripMargin)
   }
 
   override def toString: String = {
@@ -192,4 +250,9 @@ object TreeCondition {
   /** Trees up to this many leaves are generated inline (a few KB of bytecode); larger ones are run by a
    * [[TreeEvaluator]]. */
   val InlineLeaves = 256
+  /** A subtree of more leaves is a method of its own in generated code. */
+  val MethodLeaves = 16
+
+  def leavesUnder(plan: TreePlan, n: Int): Int =
+    if (plan.leafOf(n) >= 0) 1 else plan.kids(n).map(leavesUnder(plan, _)).sum
 }

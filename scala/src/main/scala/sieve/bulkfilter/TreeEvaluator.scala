@@ -29,15 +29,15 @@ final class TreePlan(tree: FilterTree[Int]) extends Serializable {
 }
 
 /**
- * Runs a [[TreeCondition]] row by row where its generated code does not inline it (large trees, and
- * always with adaptive order): the caller gives each row's mask columns and keys; a value set is probed
- * when a leaf on its column is first reached, once per row.
+ * Runs a [[TreeCondition]] row by row where its generated code does not inline it (large trees), and
+ * measures the order on sampled rows where it does: the caller gives each row's mask columns and keys; a
+ * value set is probed when a leaf on its column is first reached, once per row.
  *
  * Adaptive order (`adapt`): on the first `Sample` rows of every `Period` rows this task counts, for every
  * AND/OR child, evaluations, passes and cost (a probe of a value set counts 10, a bit test 1); at the
  * end of each sample each level is re-sorted — AND children by cost / (1 - pass rate), OR children by
  * cost / pass rate, as Velox orders its filters — and the counts halved, so the order follows the data.
- * The other rows run uncounted.
+ * The other rows run uncounted (in generated code, for a tree it inlines, following [[currentOrder]]).
  *
  * Memo (`memo`: large trees with no mask columns): the answer depends only on the ids of the row's keys in
  * their sets, and few id tuples occur (most keys are in no set), so every set is probed up front and a
@@ -81,22 +81,31 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
 
   private val answers = if (memo) new IdTupleMemo(columns) else null
 
-  def test(rowMasks: Array[Long]): Boolean = {
-    masks = rowMasks
-    val inPeriod = rows % Period
-    rows += 1
-    if (adapt && inPeriod < Sample) {
-      val r = runCounted(0)
-      if (inPeriod == Sample - 1) resort()
-      r
-    } else if (answers != null) {
+  def test(rowMasks: Array[Long]): Boolean =
+    if (sampling()) measured(rowMasks)
+    else if (answers != null) {
+      masks = rowMasks
       var c = 0
       while (c < columns) { if (ids(c) == -2) ids(c) = probe(c); c += 1 }
       val known = answers.get(ids)
       if (known >= 0) known == 1
       else { val r = run(0); answers.put(ids, r); r }
-    } else run(0)
+    } else { masks = rowMasks; run(0) }
+
+  /** Counts a row; true when the order adapts and the row is one it is measured on ([[measured]]). */
+  def sampling(): Boolean = adapt && { val inPeriod = rows % Period; rows += 1; inPeriod < Sample }
+
+  /** A sampled row's answer, counted; the levels re-sorted after the sample's last row. */
+  def measured(rowMasks: Array[Long]): Boolean = {
+    masks = rowMasks
+    val r = runCounted(0)
+    if (rows % Period == Sample) resort()
+    r
   }
+
+  /** Each node's children in the current order (re-sorting replaces a node's array): the order the
+   * generated code of an adaptive tree follows on the rows not sampled. */
+  def currentOrder: Array[Array[Int]] = order
 
   private def probe(c: Int): Int =
     if (isLong(c)) setArray(c).idOfLong(longKeys(c)) else setArray(c).idOfBytes(keyBase(c), keyOffset(c), keyLength(c))

@@ -288,7 +288,9 @@ class BulkFilterSuite extends SieveSessionSuite {
     withConf("spark.sieve.bulkFilter.adaptiveOrder" -> "false") {
       checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(s.read.parquet(sortedFacts)) else expected(s))
     }
-    val df = checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(s.read.parquet(sortedFacts)) else expected(s))
+    val df = withConf("spark.sieve.bulkFilter.adaptiveOrder" -> "true") {
+      checkAnswerAgainstVanilla(s => if (s eq spark) tree.applyTo(s.read.parquet(sortedFacts)) else expected(s))
+    }
     val text = sieve.api.PythonFacade.explainBulkFilters(df)
     // pass rates as measured on the sampled rows (1 in 7 of all rows)
     assert(text.contains(s"settled:    (include(v, $three)[pass 0.1"), text)
