@@ -15,8 +15,9 @@ import sieve.errors.SieveException
 import sieve.keyset._
 
 /**
- * Builds the value sets of a [[SetFilterExec]] in ONE job over all its sources: each task reads its part
- * of a source (or of its text files, [[TextValueFiles]]) into chunks of values (no hashing where the values are read), the chunks reach the driver
+ * Builds the value sets of a [[SetFilterExec]] in ONE job over all its sources (none for a few MB of text
+ * files alone: the driver reads those): each task reads its part of a source (or of its text files,
+ * [[TextValueFiles]]) into chunks of values (no hashing where the values are read), the chunks reach the driver
  * (tree aggregate), which makes one set per column from them ([[ValueSetBuilder]]). Values are put in the comparison form of [[ValueComparison.canonical]], so that the
  * set's byte equality is Spark's `=`.
  */
@@ -29,12 +30,14 @@ object BuildValueSets {
     val n = specs.size
     def newBuilder(c: Int) = new ValueSetBuilder(ValueKey.of(ValueComparison.canonical(
       BoundReference(0, specs(c).valueType, nullable = true)).dataType) == ValueKey.Integral, specs(c).words)
-    val text = if (textFiles.isEmpty) Nil else {
+    val timeZone = conf.sessionLocalTimeZone
+    val textBytes = textFiles.map(_.length).sum
+    val target = math.min(conf.filesMaxPartitionBytes, math.max(DriverReadBytes, textBytes / math.max(sc.defaultParallelism, 1)))
+    // small text files and nothing else: read here, without the latency of a job (most of a small query's)
+    val onDriver = sources.isEmpty && textBytes <= DriverReadBytes
+    val text = if (textFiles.isEmpty || onDriver) Nil else {
       val hadoop = sc.broadcast(new SerializableConfiguration(sc.hadoopConfiguration)) // as Spark's file scans
-      val total = textFiles.map(_.length).sum
-      val target = math.min(conf.filesMaxPartitionBytes, math.max(4L << 20, total / math.max(sc.defaultParallelism, 1)))
       val tasks = TextValueFiles.plan(textFiles, target, sc.hadoopConfiguration)
-      val timeZone = conf.sessionLocalTimeZone
       Seq(sc.parallelize(tasks, tasks.size).map { splits =>
         val builders = new Array[ValueSetBuilder](n)
         TextValueFiles.read(textFiles, splits, hadoop.value.value, timeZone, builders, newBuilder)
@@ -67,7 +70,12 @@ object BuildValueSets {
         Iterator(Array.tabulate(n)(i => if (i == c) set else null))
       }
     })
-    val merged = if (parts.isEmpty) new Array[ValueSetBuilder](n) else {
+    val merged = if (parts.isEmpty) {
+      val builders = new Array[ValueSetBuilder](n)
+      if (onDriver) TextValueFiles.read(textFiles, TextValueFiles.plan(textFiles, target, sc.hadoopConfiguration).flatten,
+        sc.hadoopConfiguration, timeZone, builders, newBuilder)
+      builders
+    } else {
       val all = sc.union(parts)
       try all.treeAggregate(new Array[ValueSetBuilder](n))(merge, merge)
       catch { case e: Exception => throw SieveException.causeOf(e).getOrElse(e) }
@@ -79,6 +87,9 @@ object BuildValueSets {
     val built = sets.map(Await.result(_, Duration.Inf)).toArray
     (built, read - start, System.nanoTime() - read)
   }
+
+  /** Text files up to this size in all, with no other source, are read on the driver. */
+  val DriverReadBytes: Long = 4L << 20
 
   private def merge(a: Array[ValueSetBuilder], b: Array[ValueSetBuilder]): Array[ValueSetBuilder] = {
     var i = 0
