@@ -28,8 +28,9 @@ object BuildValueSets {
       conf: SQLConf): (Array[ValueSet], Long, Long) = {
     val start = System.nanoTime()
     val n = specs.size
-    def newBuilder(c: Int) = new ValueSetBuilder(ValueKey.of(ValueComparison.canonical(
-      BoundReference(0, specs(c).valueType, nullable = true)).dataType) == ValueKey.Integral, specs(c).words)
+    // set c's values (column 0 of its sources) in their comparison form
+    val values = specs.map(s => ValueComparison.canonical(BoundReference(0, s.valueType, nullable = true)))
+    def newBuilder(c: Int) = new ValueSetBuilder(ValueKey.of(values(c).dataType) == ValueKey.Integral, specs(c).words)
     val timeZone = conf.sessionLocalTimeZone
     val textBytes = textFiles.map(_.length).sum
     val target = math.min(conf.filesMaxPartitionBytes, math.max(DriverReadBytes, textBytes / math.max(sc.defaultParallelism, 1)))
@@ -49,7 +50,7 @@ object BuildValueSets {
       (spec, c) <- specs.zipWithIndex
       branch <- spec.branches
     } yield {
-      val value = ValueComparison.canonical(BoundReference(0, spec.valueType, nullable = true))
+      val value = values(c)
       val add = ValueKey.adder(value.dataType)
       val constant = if (branch.byFile.isEmpty) branch.mask.toArray else null
       val byFile = branch.byFile.map { case (f, m) => UTF8String.fromString(f) -> m.toArray }

@@ -56,14 +56,15 @@ object TextValueFiles {
   def read(files: Seq[TextValueFile], splits: Seq[Split], conf: Configuration, timeZone: String,
       builders: Array[ValueSetBuilder], newBuilder: Int => ValueSetBuilder): Unit = {
     val codecs = new CompressionCodecFactory(conf)
+    // per file, one parse per value type, shared by the sets of that type (and by the file's splits)
+    val parsers = scala.collection.mutable.HashMap.empty[Int, Array[TypeTargets]]
     splits.foreach { split =>
       val file = files(split.file)
-      // one parse per value type, shared by the sets of that type
-      val byType = file.targets.groupBy(_.valueType).toArray.map { case (t, targets) =>
+      val byType = parsers.getOrElseUpdate(split.file, file.targets.groupBy(_.valueType).toArray.map { case (t, targets) =>
         val sets = targets.map(_.set).toArray
         sets.foreach(s => if (builders(s) == null) builders(s) = newBuilder(s))
         new TypeTargets(t, timeZone, file.path, targets.head.column, sets.map(builders), targets.map(_.mask.toArray).toArray)
-      }
+      })
       val path = hadoopPath(file.path)
       val codec = codecs.getCodec(path)
       val fs = path.getFileSystem(conf)

@@ -172,12 +172,11 @@ case class TreeCondition(
         }
         if (includes(l)) s"($test)" else s"(!($test))"
       }
-      val leafCount = plan.kids.indices.map(n => TreeCondition.leavesUnder(plan, n))
       if (!adaptive) {
         def gen(n: Int): String = {
           val expr = if (plan.leafOf(n) >= 0) leaf(plan.leafOf(n))
             else plan.kids(n).map(gen).mkString("(", if (plan.isAnd(n)) " && " else " || ", ")")
-          if (plan.leafOf(n) < 0 && n > 0 && leafCount(n) > TreeCondition.MethodLeaves) s"${function(ctx, "", expr)}()" else expr
+          if (plan.leafOf(n) < 0 && n > 0 && plan.leafCount(n) > TreeCondition.MethodLeaves) s"${function(ctx, "", expr)}()" else expr
         }
         ("", s"${function(ctx, "", gen(0))}()")
       } else {
@@ -202,7 +201,7 @@ case class TreeCondition(
                 |    ${cases.mkString("\n")}
                 |  }
                 |}""".stripMargin
-            if (n > 0 && leafCount(n) > TreeCondition.MethodLeaves) {
+            if (n > 0 && plan.leafCount(n) > TreeCondition.MethodLeaves) {
               val w = ctx.freshName("node")
               (s"boolean $w = ${function(ctx, code, v)}();", w)
             } else (code, v)
@@ -252,7 +251,4 @@ object TreeCondition {
   val InlineLeaves = 256
   /** A subtree of more leaves is a method of its own in generated code. */
   val MethodLeaves = 16
-
-  def leavesUnder(plan: TreePlan, n: Int): Int =
-    if (plan.leafOf(n) >= 0) 1 else plan.kids(n).map(leavesUnder(plan, _)).sum
 }

@@ -26,6 +26,12 @@ final class TreePlan(tree: FilterTree[Int]) extends Serializable {
   val isAnd: Array[Boolean] = nodes.map(_.isInstanceOf[AllOf[_]]).toArray
   val leafOf: Array[Int] = nodes.map { case Leaf(l) => l; case _ => -1 }.toArray
   val kids: Array[Array[Int]] = children.toArray
+  /** The number of leaves under each node (children come after their parent). */
+  val leafCount: Array[Int] = {
+    val counts = new Array[Int](size)
+    (size - 1 to 0 by -1).foreach(n => counts(n) = if (leafOf(n) >= 0) 1 else kids(n).map(counts).sum)
+    counts
+  }
 }
 
 /**
