@@ -151,12 +151,17 @@ object TextValueFiles {
 }
 
 /** Splits a byte stream into lines at `\n`, `\r` and `\r\n`, as Hadoop's LineReader does. */
+/** What takes each line (a trait, not a Function3, whose Int arguments would be boxed for every line). */
+private[bulkfilter] trait LineSink {
+  def line(bytes: Array[Byte], offset: Int, length: Int): Unit
+}
+
 private[bulkfilter] object Lines {
   /**
    * Calls `f` with each line (without its end) that starts in [start, end); `in` is positioned at
    * `start - 1` (or 0), so that the byte before `start` says whether a line starts there.
    */
-  def foreach(in: InputStream, start: Long, end: Long)(f: (Array[Byte], Int, Int) => Unit): Unit = {
+  def foreach(in: InputStream, start: Long, end: Long)(f: LineSink): Unit = {
     val buf = new Array[Byte](1 << 16)
     var carried = new Array[Byte](256) // the start of a line that crosses the buffer's end
     var carriedLen = 0
@@ -174,8 +179,8 @@ private[bulkfilter] object Lines {
         if (b == '\n' && lastCr) { lastCr = false; from = i + 1; lineStart = pos + i + 1 }
         else if (b == '\n' || b == '\r') {
           if (!skip) {
-            if (carriedLen == 0) f(buf, from, i - from)
-            else { carried = carry(carried, carriedLen, buf, from, i - from); f(carried, 0, carriedLen + i - from) }
+            if (carriedLen == 0) f.line(buf, from, i - from)
+            else { carried = carry(carried, carriedLen, buf, from, i - from); f.line(carried, 0, carriedLen + i - from) }
           }
           skip = false
           carriedLen = 0
@@ -193,7 +198,7 @@ private[bulkfilter] object Lines {
       from = 0
       n = in.read(buf)
     }
-    if (!skip && carriedLen > 0 && lineStart < end) f(carried, 0, carriedLen) // a last line with no end
+    if (!skip && carriedLen > 0 && lineStart < end) f.line(carried, 0, carriedLen) // a last line with no end
   }
 
   /** `carried` (holding `len` bytes) with `count` bytes of `buf` from `from` appended (grown if needed). */

@@ -116,6 +116,8 @@ case class TreeCondition(
                    |$name = ${m.isNull} ? 0L : ${m.value};""".stripMargin)
     }
     val holder = if (setColumns > 0) ctx.addReferenceObj("valueSets", runtime, classOf[ValueSets].getName) else ""
+    // per integral set of several leaves: its leaf bitmaps' field and the row's offset in them
+    val leafBitmaps = scala.collection.mutable.Map.empty[Int, (String, String)]
     // per set: the key read, its id field (-2: not probed yet, -1: absent or NULL), the probe, and the
     // evaluator's call that takes the key instead
     val probes = (0 until setColumns).map { c =>
@@ -146,9 +148,22 @@ case class TreeCondition(
                 (e: String, key: String) => s"$e.setBytes($c, ${bytes(key)});")
           }
           val key = ctx.addMutableState(javaType, "key")
+          // the offset of the key in the set's leaf bitmaps (-1: NULL, outside them, or none kept)
+          val offset = if (kind != ValueKey.Integral || setLeaves(c).size == 1) "" else {
+            val bitmaps = ctx.addMutableState("long[][]", "leafBitmaps", v => s"$v = $set.leafBitmaps();")
+            val lo = ctx.addMutableState("long", "bitmapLo", v => s"$v = $set.denseLo();")
+            val off = ctx.addMutableState("int", "bitmapOffset")
+            leafBitmaps(c) = (bitmaps, off)
+            s"""
+               |$off = -1;
+               |if ($id == -2 && $bitmaps != null) {
+               |  long o = $key - $lo;
+               |  if (o >= 0 && o < $bitmaps[0].length * 64L) $off = (int) o;
+               |}""".stripMargin
+          }
           (set, id, code"""${k.code}
                           |$id = ${k.isNull} ? -1 : -2;
-                          |if ($id == -2) $key = $value;""".stripMargin,
+                          |if ($id == -2) $key = $value;$offset""".stripMargin,
             probe(key), (e: String) => s"if ($id == -1) $e.setNull($c); else { ${give(e, key)} }")
       }
     }
@@ -168,7 +183,14 @@ case class TreeCondition(
             val (set, id, _, probe, _) = probes(c)
             val probed = s"($id != -2 ? $id : ($id = $probe))"
             if (setLeaves(c).size == 1) s"$probed >= 0"
-            else s"$probed >= 0 && ($set.masks()[$id * ${wordsOf(c)} + ${bit / 64}] & (${1L << bit}L)) != 0L"
+            else {
+              val byId = s"$probed >= 0 && ($set.masks()[$id * ${wordsOf(c)} + ${bit / 64}] & (${1L << bit}L)) != 0L"
+              leafBitmaps.get(c).fold(byId) { case (bitmaps, off) =>
+                val bitmap = ctx.addMutableState("long[]", "leafBitmap", v =>
+                  s"$v = $bitmaps == null ? null : $bitmaps.length > $bit ? $bitmaps[$bit] : new long[$bitmaps[0].length];")
+                s"$bitmaps != null ? ($off >= 0 && ($bitmap[$off >>> 6] & (1L << $off)) != 0L) : ($byId)"
+              }
+            }
         }
         if (includes(l)) s"($test)" else s"(!($test))"
       }

@@ -22,6 +22,12 @@ sealed abstract class ValueSet extends Serializable {
 
   def describe: String = s"$kind of $size values, ${masks.length / math.max(words, 1)} masks, $bytes bytes"
 
+  /** One bitmap per mask bit over offsets from [[denseLo]] (bit o of bitmap b: value denseLo + o has bit b),
+   * where this set keeps them, else null: a leaf's test is then one load from its own bitmap, whose few
+   * hundred KB stay in cache far better than the column's id array that every leaf shares. */
+  def leafBitmaps: Array[Array[Long]] = null
+  def denseLo: Long = 0L
+
   /** The values whose mask has `bit` (one leaf's values) as a [[KeySet]] of a `dataType` key, for pushing
    * into a scan; None when this set cannot say them cheaply (more than `limit` byte-string values). */
   def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet]
@@ -66,10 +72,12 @@ final class BitmapValueSet(bitmap: LongBitmap, count: Long, val words: Int, val 
 
 /** Dense long values of several masks: value v's id + 1 at `ids(v - lo)` (0: in no source), one load per
  * test, no hash. */
-final class DenseValueSet(lo: Long, ids: DenseIds, count: Long, val words: Int, val masks: Array[Long])
-    extends ValueSet {
+final class DenseValueSet(lo: Long, ids: DenseIds, count: Long, val words: Int, val masks: Array[Long],
+    override val leafBitmaps: Array[Array[Long]]) extends ValueSet {
   def size: Long = count
-  def bytes: Long = ids.bytesUsed + masks.length * 8L
+  def bytes: Long = ids.bytesUsed + masks.length * 8L +
+    (if (leafBitmaps == null) 0L else leafBitmaps.map(_.length * 8L).sum)
+  override def denseLo: Long = lo
   def kind: String = s"dense ids over [$lo, ${lo + ids.length - 1}]"
   def idOfLong(v: Long): Int = { val o = v - lo; if (o >= 0 && o < ids.length) ids(o.toInt) - 1 else -1 }
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException

@@ -71,7 +71,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
             ids(o) = or(id - 1) + 1
           }
         }
-        new DenseValueSet(lo, ids, count, words, masks.flat)
+        new DenseValueSet(lo, ids, count, words, masks.flat, leafBitmaps(lo, ids.length))
       } else {
         // sized for the values read (repeats included) at most half of them repeats; it grows if not
         val map = new LongIdMap(total / 2)
@@ -99,9 +99,27 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
       new BytesValueSet(map, fp, words, masks.flat)
     }
   }
+
+  /** A bitmap over [lo, lo + length) for each mask bit of the chunks, when they number at most
+   * `MaxLeafBitmaps` (so they take at most twice the id array's bytes), else null. */
+  private def leafBitmaps(lo: Long, length: Int): Array[Array[Long]] = {
+    val bits = chunks.map(c => c.mask.indices.map(w => if (c.mask(w) == 0) 0 else w * 64 + 64 -
+      java.lang.Long.numberOfLeadingZeros(c.mask(w))).max).max
+    if (bits == 0 || bits > ValueSetBuilder.MaxLeafBitmaps) return null
+    val maps = Array.fill(bits)(new Array[Long]((length + 63) / 64))
+    chunks.foreach { c =>
+      (0 until bits).filter(b => (c.mask(b / 64) & (1L << b)) != 0).foreach { b =>
+        val map = maps(b)
+        c.foreachLong { v => val o = v - lo; map((o >>> 6).toInt) |= 1L << o }
+      }
+    }
+    maps
+  }
 }
 
 object ValueSetBuilder {
+  /** Leaf bitmaps are kept for dense values of at most this many leaves. */
+  val MaxLeafBitmaps = 16
   /** A hash set costs ~24 bytes (192 bits) per value at its load factor: a bitmap of up to 64 bits per
    * value is smaller and cheaper to probe. */
   val BitmapBitsPerValue = 64L
@@ -119,7 +137,12 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
   private var used = 0
   var count = 0
 
+  // once trimmed, dense longs are held as bits from `bitsLo` (they travel to the driver 4-64x smaller)
+  private var bits: Array[Long] = _
+  private var bitsLo = 0L
+
   def addLong(v: Long): Unit = {
+    require(bits == null, "values added to a trimmed chunk")
     if (count == longs.length) longs = java.util.Arrays.copyOf(longs, grown(count))
     longs(count) = v
     count += 1
@@ -139,7 +162,16 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
 
   private def grown(n: Int): Int = math.min(n.toLong * 2, Int.MaxValue - 16L).toInt
 
-  def foreachLong(f: Long => Unit): Unit = { var i = 0; while (i < count) { f(longs(i)); i += 1 } }
+  def foreachLong(f: Long => Unit): Unit =
+    if (bits == null) { var i = 0; while (i < count) { f(longs(i)); i += 1 } }
+    else {
+      var i = 0
+      while (i < bits.length) {
+        var w = bits(i)
+        while (w != 0L) { f(bitsLo + i * 64L + java.lang.Long.numberOfTrailingZeros(w)); w &= w - 1 }
+        i += 1
+      }
+    }
 
   def foreachBytes(f: (AnyRef, Long, Int) => Unit): Unit = {
     var (i, start) = (0, 0)
@@ -147,6 +179,18 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
   }
 
   def trim(): Unit =
-    if (longs != null) longs = java.util.Arrays.copyOf(longs, count)
-    else { data = java.util.Arrays.copyOf(data, used); ends = java.util.Arrays.copyOf(ends, count) }
+    if (bits != null) ()
+    else if (longs != null) {
+      var (lo, hi) = (Long.MaxValue, Long.MinValue)
+      var i = 0
+      while (i < count) { val v = longs(i); if (v < lo) lo = v; if (v > hi) hi = v; i += 1 }
+      if (count >= 64 && LongBitmap.fits(lo, hi, count * 16L)) { // at most 16 bits a value: 4x smaller
+        bits = new Array[Long](((hi - lo) >>> 6).toInt + 1)
+        bitsLo = lo
+        i = 0
+        while (i < count) { val o = longs(i) - lo; bits((o >>> 6).toInt) |= 1L << o; i += 1 }
+        longs = null
+        count = bits.foldLeft(0)((n, w) => n + java.lang.Long.bitCount(w))
+      } else longs = java.util.Arrays.copyOf(longs, count)
+    } else { data = java.util.Arrays.copyOf(data, used); ends = java.util.Arrays.copyOf(ends, count) }
 }

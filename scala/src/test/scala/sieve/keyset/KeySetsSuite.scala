@@ -77,6 +77,7 @@ class KeySetsSuite extends AnyFunSuite {
   }
 
   Seq(("dense, one mask: bitmap", 2000, 1, "bitmap"), ("dense, many masks: ids", 2000, 300, "dense ids"),
+      ("dense, a few masks: ids and leaf bitmaps", 2000, 12, "dense ids"),
       ("sparse: hash set", 20000000, 5, "hash set")).foreach { case (name, range, leaves, kind) =>
     test(s"ValueSetBuilder, $name: each value's mask is the OR of its sources' masks") {
       val rnd = new Random(range)
@@ -97,6 +98,18 @@ class KeySetsSuite extends AnyFunSuite {
         val id = set.idOfLong(v)
         val got = if (id < 0) None else Some(set.masks.slice(id * words, id * words + words).toSeq)
         assert(got === expected.get(v).map(_.toSeq), s"value $v")
+      }
+      // leaf bitmaps, where kept, say the same as the masks
+      assert((set.leafBitmaps != null) === name.contains("leaf bitmaps"))
+      Option(set.leafBitmaps).foreach { maps =>
+        assert(leaves <= ValueSetBuilder.MaxLeafBitmaps && maps.length === leaves)
+        (-500L until -500L + range).foreach { v =>
+          val o = v - set.denseLo
+          (0 until leaves).foreach { b =>
+            val inMap = (maps(b)((o >>> 6).toInt) & (1L << o)) != 0
+            assert(inMap === expected.get(v).exists(m => (m(b / 64) & (1L << (b % 64))) != 0), s"value $v leaf $b")
+          }
+        }
       }
     }
   }
