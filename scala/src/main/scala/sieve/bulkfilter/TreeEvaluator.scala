@@ -69,6 +69,9 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
   private val keyOffset = new Array[Long](columns)
   private val keyLength = new Array[Int](columns)
   private val isLong = Array.tabulate(columns)(c => condition.kindOf(c) == sieve.keyset.ValueKey.Integral)
+  // a column whose leaves have bitmaps of their own: the generated code tests each leaf with one load,
+  // whichever leaf of the column comes first, so each test counts the same (no first-probe cost)
+  private val ownBitmaps = Array.tabulate(columns)(c => setArray(c) != null && setArray(c).leafBitmaps != null)
   // adaptation: decayed counts that order the levels, and totals for explain
   private var cost = 0L
   private var rows = 0L
@@ -159,7 +162,7 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
     case SetBit(c, bit) =>
       var id = ids(c)
       if (id == -2) {
-        cost += ProbeCost
+        cost += (if (ownBitmaps(c)) 1 else ProbeCost)
         id = probe(c)
         ids(c) = id
       } else cost += 1

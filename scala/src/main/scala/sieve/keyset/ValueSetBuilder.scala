@@ -131,14 +131,14 @@ object ValueSetBuilder {
 
 /** The values read with one mask: longs, or byte strings end to end. */
 final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Serializable {
-  private var longs = if (integral) new Array[Long](256) else null
+  @transient private var longs = if (integral) new Array[Long](256) else null
   private var data = if (integral) null else new Array[Byte](1024)
   private var ends = if (integral) null else new Array[Int](256) // ends(i): where value i's bytes end
   private var used = 0
   var count = 0
 
-  // once trimmed, dense longs are held as bits from `bitsLo` (they travel to the driver 4-64x smaller)
-  private var bits: Array[Long] = _
+  // once trimmed, dense longs are held as bits from `bitsLo` (they travel to the driver up to 64x smaller)
+  @transient private var bits: Array[Long] = _
   private var bitsLo = 0L
 
   def addLong(v: Long): Unit = {
@@ -158,6 +158,19 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
     used += length
     ends(count) = used
     count += 1
+  }
+
+  // the long arrays written as bytes in bulk (Java serialization writes a long[] a long at a time)
+  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
+    out.defaultWriteObject()
+    ValueChunk.writeLongs(out, longs)
+    ValueChunk.writeLongs(out, bits)
+  }
+
+  private def readObject(in: java.io.ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    longs = ValueChunk.readLongs(in)
+    bits = ValueChunk.readLongs(in)
   }
 
   private def grown(n: Int): Int = math.min(n.toLong * 2, Int.MaxValue - 16L).toInt
@@ -184,7 +197,7 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
       var (lo, hi) = (Long.MaxValue, Long.MinValue)
       var i = 0
       while (i < count) { val v = longs(i); if (v < lo) lo = v; if (v > hi) hi = v; i += 1 }
-      if (count >= 64 && LongBitmap.fits(lo, hi, count * 16L)) { // at most 16 bits a value: 4x smaller
+      if (count >= 64 && LongBitmap.fits(lo, hi, count * 64L)) { // at most 64 bits a value: no larger
         bits = new Array[Long](((hi - lo) >>> 6).toInt + 1)
         bitsLo = lo
         i = 0
@@ -193,4 +206,37 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
         count = bits.foldLeft(0)((n, w) => n + java.lang.Long.bitCount(w))
       } else longs = java.util.Arrays.copyOf(longs, count)
     } else { data = java.util.Arrays.copyOf(data, used); ends = java.util.Arrays.copyOf(ends, count) }
+}
+
+private object ValueChunk {
+  def writeLongs(out: java.io.ObjectOutputStream, a: Array[Long]): Unit =
+    if (a == null) out.writeInt(-1)
+    else {
+      out.writeInt(a.length)
+      val buf = new Array[Byte](math.min(a.length, 8192) * 8)
+      var i = 0
+      while (i < a.length) {
+        val n = math.min(a.length - i, buf.length / 8)
+        Platform.copyMemory(a, Platform.LONG_ARRAY_OFFSET + i * 8L, buf, Platform.BYTE_ARRAY_OFFSET, n * 8L)
+        out.write(buf, 0, n * 8)
+        i += n
+      }
+    }
+
+  def readLongs(in: java.io.ObjectInputStream): Array[Long] = {
+    val length = in.readInt()
+    if (length < 0) null
+    else {
+      val a = new Array[Long](length)
+      val buf = new Array[Byte](math.min(length, 8192) * 8)
+      var i = 0
+      while (i < length) {
+        val n = math.min(length - i, buf.length / 8)
+        in.readFully(buf, 0, n * 8)
+        Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET, a, Platform.LONG_ARRAY_OFFSET + i * 8L, n * 8L)
+        i += n
+      }
+      a
+    }
+  }
 }

@@ -113,4 +113,31 @@ class KeySetsSuite extends AnyFunSuite {
       }
     }
   }
+
+  test("ValueSetBuilder: trimmed (dense chunks as bits) and sent through Java serialization, the same set") {
+    val rnd = new Random(5)
+    def build(send: Boolean): ValueSet = {
+      val b = new ValueSetBuilder(integral = true, words = 1)
+      Seq.fill(5000)(rnd.nextInt(8000).toLong).foreach(b.addLong(_, Array(1L)))   // dense: bits
+      Seq.fill(50)(rnd.nextLong() >>> 20).foreach(b.addLong(_, Array(2L)))         // sparse: longs
+      Seq(-3L, 0L, 5L).foreach(b.addLong(_, Array(4L)))                            // few: longs
+      if (!send) b.result()
+      else {
+        val bytes = new java.io.ByteArrayOutputStream()
+        val out = new java.io.ObjectOutputStream(bytes)
+        out.writeObject(b.trim())
+        out.close()
+        new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray))
+          .readObject().asInstanceOf[ValueSetBuilder].result()
+      }
+    }
+    val seed = rnd.nextLong()
+    rnd.setSeed(seed); val local = build(send = false)
+    rnd.setSeed(seed); val sent = build(send = true)
+    assert(sent.size === local.size)
+    (Seq(-3L, 0L, 5L, 9000L) ++ (0L until 8000L)).foreach { v =>
+      def mask(s: ValueSet) = { val id = s.idOfLong(v); if (id < 0) 0L else s.masks(id) }
+      assert(mask(sent) === mask(local), s"value $v")
+    }
+  }
 }
