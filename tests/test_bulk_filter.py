@@ -142,8 +142,8 @@ def test_uncastable_value_is_an_error_naming_the_file(spark, cars, files):
     with pytest.raises(sieve.SourceError, match=message):  # a value set reads the file itself
         df.collect()
     spark.conf.set(ALWAYS_JOINS, "0")
-    try:  # joined, the file is read by Spark's scan and Spark raises the same message
-        with pytest.raises(Exception, match=message):
+    try:  # joined, the file is read by Spark's scan, which raises the same message, converted to the same class
+        with pytest.raises(sieve.SourceError, match=message):
             sieve.include("year", files["bad_years"]).apply(cars).collect()
     finally:
         spark.conf.unset(ALWAYS_JOINS)

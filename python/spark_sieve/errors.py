@@ -61,6 +61,14 @@ JVM_CONDITIONS = {
 }
 
 
+# what a bad value read by Spark's own scan (a source joined, not held as a set) raises with raise_error
+RAISED_PREFIX = "spark-sieve: "
+
+
+def _raised_message(throwable):
+    return throwable.getMessageParameters().get("errorMessage") or ""
+
+
 def _sieve_throwable(throwable):
     """The first spark-sieve exception (a ``SIEVE_*`` condition) in a JVM throwable's cause chain."""
     from py4j.java_gateway import is_instance_of
@@ -72,6 +80,8 @@ def _sieve_throwable(throwable):
             condition = throwable.getCondition()
             if condition and condition.startswith("SIEVE_"):
                 return throwable, condition
+            if condition == "USER_RAISED_EXCEPTION" and _raised_message(throwable).startswith(RAISED_PREFIX):
+                return throwable, "SIEVE_SOURCE_INVALID"  # a joined value source's bad value (raise_error)
         throwable = throwable.getCause()
     return None
 
@@ -101,7 +111,10 @@ def from_jvm(throwable):
     if found is None:
         return None
     origin, condition = found
-    message = origin.getMessageParameters().get("message") or origin.getMessage()
+    if condition == "SIEVE_SOURCE_INVALID" and _raised_message(origin).startswith(RAISED_PREFIX):
+        message = _raised_message(origin)[len(RAISED_PREFIX):]
+    else:
+        message = origin.getMessageParameters().get("message") or origin.getMessage()
     return _captured_class(JVM_CONDITIONS.get(condition, SieveError))(origin, message)
 
 

@@ -76,9 +76,11 @@ object ApplyBulkFilter {
       case r: TextRead => textFiles(r).map(f => f.getPath.toUri.toString -> f.getLen)
       case _ => Nil
     }
-    val node = BulkFilter(indexed, keys, leafReads.map(r => reads.indexOf(r._1)), leafFiles, sourceFiles, leafBytes,
-      leaves.map(_.include), leaves.map(_.describe), df.queryExecution.analyzed,
-      sources.map(_.queryExecution.analyzed))
+    val readIndex = reads.zipWithIndex.toMap
+    // per-leaf fields indexed (Vectors: the rules look leaves up by index, thousands of times)
+    val node = BulkFilter(indexed, keys.toVector, leafReads.map(r => readIndex(r._1)).toVector, leafFiles.toVector,
+      sourceFiles.toVector, leafBytes.toVector, leaves.map(_.include).toVector, leaves.map(_.describe).toVector,
+      df.queryExecution.analyzed, sources.map(_.queryExecution.analyzed).toVector)
     SieveDatasets.ofRows(spark, node)
   }
 

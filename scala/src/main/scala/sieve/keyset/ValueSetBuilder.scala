@@ -72,6 +72,25 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
           }
         }
         new DenseValueSet(lo, ids, count, words, masks.flat, leafBitmaps(lo, ids.length))
+      } else if (LongBitmap.fits(lo, hi, math.min(ValueSetBuilder.RankedSlotsPerValue * total, ValueSetBuilder.MaxDenseSlots))) {
+        val bits = new Array[Long](((hi - lo) >>> 6).toInt + 1)
+        chunks.foreach(_.foreachLong { v => val o = v - lo; bits((o >>> 6).toInt) |= 1L << o })
+        val ranks = new Array[Int](bits.length)
+        var before = 0
+        var w = 0
+        while (w < bits.length) { ranks(w) = before; before += java.lang.Long.bitCount(bits(w)); w += 1 }
+        val ids = new DenseIds(before)
+        val masks = new MaskTable(words)
+        chunks.foreach { c =>
+          val or = new masks.OrWith(c.mask)
+          c.foreachLong { v =>
+            val o = v - lo
+            val word = bits((o >>> 6).toInt)
+            val at = ranks((o >>> 6).toInt) + java.lang.Long.bitCount(word & ((1L << o) - 1))
+            ids(at) = or(ids(at) - 1) + 1
+          }
+        }
+        new RankedValueSet(lo, bits, ranks, ids, words, masks.flat)
       } else {
         // sized for the values read (repeats included) at most half of them repeats; it grows if not
         val map = new LongIdMap(total / 2)
@@ -127,6 +146,9 @@ object ValueSetBuilder {
    * per probe instead of a hash and a search. */
   val DenseSlotsPerValue = 16L
   val MaxDenseSlots: Long = 1L << 28
+  /** A bit a slot, a rank per 64 slots and an id a value: at up to 128 slots a value, still smaller than a
+   * hash set, and probed without a hash. */
+  val RankedSlotsPerValue = 128L
 }
 
 /** The values read with one mask: longs, or byte strings end to end. */

@@ -78,6 +78,7 @@ class KeySetsSuite extends AnyFunSuite {
 
   Seq(("dense, one mask: bitmap", 2000, 1, "bitmap"), ("dense, many masks: ids", 2000, 300, "dense ids"),
       ("dense, a few masks: ids and leaf bitmaps", 2000, 12, "dense ids"),
+      ("mid-density: ranked ids", 100000, 5, "ranked ids"),
       ("sparse: hash set", 20000000, 5, "hash set")).foreach { case (name, range, leaves, kind) =>
     test(s"ValueSetBuilder, $name: each value's mask is the OR of its sources' masks") {
       val rnd = new Random(range)
@@ -98,6 +99,14 @@ class KeySetsSuite extends AnyFunSuite {
         val id = set.idOfLong(v)
         val got = if (id < 0) None else Some(set.masks.slice(id * words, id * words + words).toSeq)
         assert(got === expected.get(v).map(_.toSeq), s"value $v")
+      }
+      // each leaf's keys, as pushed into a scan, are exactly the values with its bit
+      Seq(0, leaves - 1).foreach { b =>
+        val keys = set.keysWithBit(b, org.apache.spark.sql.types.LongType, Long.MaxValue).get
+        (expected.keys ++ (-600L until 3000L)).foreach { v =>
+          assert(keys.mightContainLong(v) === expected.get(v).exists(m => (m(b / 64) & (1L << (b % 64))) != 0),
+            s"value $v leaf $b")
+        }
       }
       // leaf bitmaps, where kept, say the same as the masks
       assert((set.leafBitmaps != null) === name.contains("leaf bitmaps"))
