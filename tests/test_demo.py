@@ -11,7 +11,7 @@ def test_demo_runs_and_reports():
     assert "spark.sieve.enabled = true" in out.stdout
     assert "ConfigError: spark.sieve.enabld: unknown" in out.stdout
     # the seed's cars example: the order chosen, then both timings and their ratio
-    assert "(((include(color" in out.stdout and "or include(region" in out.stdout
+    assert "as run:" in out.stdout and "include(color" in out.stdout and "include(region" in out.stdout
     assert "spark-sieve " in out.stdout and "plain Spark (EXISTS)" in out.stdout and "ratio:" in out.stdout
     # the star join: both plans side by side, the dynamic filter explained, the same answer, the ratio
     assert "vanilla Spark" in out.stdout and "| spark-sieve" in out.stdout

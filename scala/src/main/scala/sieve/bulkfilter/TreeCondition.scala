@@ -118,6 +118,17 @@ case class TreeCondition(
     val holder = if (setColumns > 0) ctx.addReferenceObj("valueSets", runtime, classOf[ValueSets].getName) else ""
     // per integral set of several leaves: its leaf bitmaps' field and the row's offset in them
     val leafBitmaps = scala.collection.mutable.Map.empty[Int, (String, String)]
+    // An integral column of several leaves: the row's offset in the set's leaf bitmaps (-1: a NULL key,
+    // outside them, or none kept), as code resetting it and code setting it from the key.
+    def leafOffset(c: Int, set: String, key: String): (String, String) =
+      if (setLeaves(c).size == 1) ("", "") else {
+        val bitmaps = ctx.addMutableState("long[][]", "leafBitmaps", v => s"$v = $set.leafBitmaps();")
+        val lo = ctx.addMutableState("long", "bitmapLo", v => s"$v = $set.denseLo();")
+        val off = ctx.addMutableState("int", "bitmapOffset")
+        leafBitmaps(c) = (bitmaps, off)
+        (s"\n$off = -1;",
+          s" if ($bitmaps != null) { long o = $key - $lo; if (o >= 0 && o < $bitmaps[0].length * 64L) $off = (int) o; }")
+      }
     // per set: the key read, its id field (-2: not probed yet, -1: absent or NULL), the probe, and the
     // evaluator's call that takes the key instead
     val probes = (0 until setColumns).map { c =>
@@ -134,37 +145,28 @@ case class TreeCondition(
             s"$set.idOfBytes($bytes)", (e: String) => s"if ($id == -1) $e.setNull($c); else $e.setBytes($c, $bytes);")
         case kind =>
           val k = keyOf(c).genCode(ctx)
-          val (javaType, value, probe, give) = kind match {
+          // the key kept in primitive fields (a UTF8String kept in a field would be allocated for every row):
+          // code run before the NULL check, code storing a key, the probe, the evaluator's call taking it
+          val (reset, store, probe, give) = kind match {
             case ValueKey.Integral =>
-              ("long", ValueKey.javaLong(keyOf(c).dataType, k.value.toString), (key: String) => s"$set.idOfLong($key)",
-                (e: String, key: String) => s"$e.setLong($c, $key);")
+              val key = ctx.addMutableState("long", "key")
+              val (reset, offset) = leafOffset(c, set, key)
+              (reset, s"$key = ${ValueKey.javaLong(keyOf(c).dataType, k.value.toString)};$offset",
+                s"$set.idOfLong($key)", s"setLong($c, $key);")
             case ValueKey.Utf8 =>
-              def bytes(key: String) = s"$key.getBaseObject(), $key.getBaseOffset(), $key.numBytes()"
-              ("org.apache.spark.unsafe.types.UTF8String", k.value.toString, (key: String) => s"$set.idOfBytes(${bytes(key)})",
-                (e: String, key: String) => s"$e.setBytes($c, ${bytes(key)});")
+              val (base, offset, length) = (ctx.addMutableState("Object", "keyBase"),
+                ctx.addMutableState("long", "keyOffset"), ctx.addMutableState("int", "keyLength"))
+              ("", s"$base = ${k.value}.getBaseObject(); $offset = ${k.value}.getBaseOffset(); $length = ${k.value}.numBytes();",
+                s"$set.idOfBytes($base, $offset, $length)", s"setBytes($c, $base, $offset, $length);")
             case _ =>
-              def bytes(key: String) = s"$key, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET, $key.length"
-              ("byte[]", k.value.toString, (key: String) => s"$set.idOfBytes(${bytes(key)})",
-                (e: String, key: String) => s"$e.setBytes($c, ${bytes(key)});")
-          }
-          val key = ctx.addMutableState(javaType, "key")
-          // the offset of the key in the set's leaf bitmaps (-1: NULL, outside them, or none kept)
-          val offset = if (kind != ValueKey.Integral || setLeaves(c).size == 1) "" else {
-            val bitmaps = ctx.addMutableState("long[][]", "leafBitmaps", v => s"$v = $set.leafBitmaps();")
-            val lo = ctx.addMutableState("long", "bitmapLo", v => s"$v = $set.denseLo();")
-            val off = ctx.addMutableState("int", "bitmapOffset")
-            leafBitmaps(c) = (bitmaps, off)
-            s"""
-               |$off = -1;
-               |if ($id == -2 && $bitmaps != null) {
-               |  long o = $key - $lo;
-               |  if (o >= 0 && o < $bitmaps[0].length * 64L) $off = (int) o;
-               |}""".stripMargin
+              val key = ctx.addMutableState("byte[]", "key")
+              val bytes = s"$key, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET, $key.length"
+              ("", s"$key = ${k.value};", s"$set.idOfBytes($bytes)", s"setBytes($c, $bytes);")
           }
           (set, id, code"""${k.code}
-                          |$id = ${k.isNull} ? -1 : -2;
-                          |if ($id == -2) $key = $value;$offset""".stripMargin,
-            probe(key), (e: String) => s"if ($id == -1) $e.setNull($c); else { ${give(e, key)} }")
+                          |$id = ${k.isNull} ? -1 : -2;$reset
+                          |if ($id == -2) { $store }""".stripMargin,
+            probe, (e: String) => s"if ($id == -1) $e.setNull($c); else $e.$give")
       }
     }
     val read = (masks.map(_._2) ++ probes.map(_._3)).reduceOption(_ + _).getOrElse(EmptyBlock)

@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types.{DataType, StringType}
 import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.array.ByteArrayMethods
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -146,6 +147,35 @@ final class BytesValueSet(map: BytesIdMap, fingerprint: Fingerprint, val words: 
           rows.add(project(InternalRow(UTF8String.fromBytes(bytes))).copy())
         }
       }
+      Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
+    }
+}
+
+/** A few byte-string values (a short list of strings), compared one by one: for a handful of values a
+ * length check and one or two word compares cost less than hashing the key. */
+final class SmallBytesValueSet(values: Array[Array[Byte]], ids: Array[Int], val words: Int, val masks: Array[Long])
+    extends ValueSet {
+  def size: Long = values.length
+  def bytes: Long = values.map(_.length + 16L).sum + masks.length * 8L
+  def kind: String = "short list"
+  def idOfLong(v: Long): Int = throw new UnsupportedOperationException
+  def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = {
+    var i = 0
+    while (i < values.length) {
+      val v = values(i)
+      if (v.length == length &&
+        ByteArrayMethods.arrayEquals(base, offset, v, Platform.BYTE_ARRAY_OFFSET, length)) return ids(i)
+      i += 1
+    }
+    -1
+  }
+  def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] =
+    if (!dataType.isInstanceOf[StringType]) None
+    else {
+      val rows = new java.util.HashSet[UnsafeRow]()
+      val project = UnsafeProjection.create(Array[DataType](dataType))
+      values.indices.filter(i => hasBit(ids(i), bit))
+        .foreach(i => rows.add(project(InternalRow(UTF8String.fromBytes(values(i)))).copy()))
       Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
     }
 }

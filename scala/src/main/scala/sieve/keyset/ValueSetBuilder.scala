@@ -113,9 +113,20 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
         val or = new masks.OrWith(c.mask)
         c.foreachBytes((base, offset, length) => map.update(base, offset, length, or))
       }
-      val fp = new Fingerprint(map.size)
-      map.foreach((base, offset, length, _) => fp.add(KeyHash.ofBytes(base, offset, length)))
-      new BytesValueSet(map, fp, words, masks.flat)
+      if (map.size <= ValueSetBuilder.ShortListValues) {
+        val (values, ids) = (Array.newBuilder[Array[Byte]], Array.newBuilder[Int])
+        map.foreach { (base, offset, length, id) =>
+          val bytes = new Array[Byte](length)
+          Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET, length)
+          values += bytes
+          ids += id
+        }
+        new SmallBytesValueSet(values.result(), ids.result(), words, masks.flat)
+      } else {
+        val fp = new Fingerprint(map.size)
+        map.foreach((base, offset, length, _) => fp.add(KeyHash.ofBytes(base, offset, length)))
+        new BytesValueSet(map, fp, words, masks.flat)
+      }
     }
   }
 
@@ -149,6 +160,8 @@ object ValueSetBuilder {
   /** A bit a slot, a rank per 64 slots and an id a value: at up to 128 slots a value, still smaller than a
    * hash set, and probed without a hash. */
   val RankedSlotsPerValue = 128L
+  /** Byte-string values up to this many are compared one by one instead of hashed. */
+  val ShortListValues = 8
 }
 
 /** The values read with one mask: longs, or byte strings end to end. */

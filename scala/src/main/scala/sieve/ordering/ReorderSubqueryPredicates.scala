@@ -35,7 +35,7 @@ object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
 
   private def reorder(tree: FilterTree[Expression], input: LogicalPlan): FilterTree[Expression] = {
     val leaves = tree.leaves.toIndexedSeq
-    val model = SieveConf.BULK_FILTER_COST_MODEL.get(conf) match {
+    val model = SieveConf.SUBQUERY_ORDER_COST_MODEL.get(conf) match {
       case "stats" if leaves.count(SubqueryExpression.hasSubquery) > 1 =>
         new StatsCostModel(SubqueryLeafStatistics.estimate(leaves, input,
           SieveConf.BULK_FILTER_SAMPLE_ROWS.get(conf).toInt))

@@ -5,6 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.{DataType, IntegerType, StringType}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -147,6 +148,30 @@ class KeySetsSuite extends AnyFunSuite {
     (Seq(-3L, 0L, 5L, 9000L) ++ (0L until 8000L)).foreach { v =>
       def mask(s: ValueSet) = { val id = s.idOfLong(v); if (id < 0) 0L else s.masks(id) }
       assert(mask(sent) === mask(local), s"value $v")
+    }
+  }
+
+  Seq((5, "short list"), (ValueSetBuilder.ShortListValues + 1, "hash set")).foreach { case (n, kind) =>
+    test(s"ValueSetBuilder, $n strings: $kind, each value's mask the OR of its sources'") {
+      val builder = new ValueSetBuilder(integral = false, words = 1)
+      def add(s: String, mask: Long) = { val b = s.getBytes("UTF-8"); builder.addBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length, Array(mask)) }
+      val values = (0 until n).map(i => s"brand$i")
+      values.foreach(add(_, 1L))
+      values.take(2).foreach(add(_, 2L))
+      val set = builder.result()
+      assert(set.kind === kind && set.size === n)
+      def maskOf(s: String) = {
+        val b = s.getBytes("UTF-8")
+        val id = set.idOfBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length)
+        if (id < 0) 0L else set.masks(id)
+      }
+      values.zipWithIndex.foreach { case (v, i) => assert(maskOf(v) === (if (i < 2) 3L else 1L), v) }
+      Seq("brand", "brand00", "Brand0", "", s"brand$n").foreach(v => assert(maskOf(v) === 0L, v))
+      val pushed = set.keysWithBit(1, org.apache.spark.sql.types.StringType, 100).get
+      val project = UnsafeProjection.create(Array[org.apache.spark.sql.types.DataType](org.apache.spark.sql.types.StringType))
+      values.zipWithIndex.foreach { case (v, i) =>
+        assert(pushed.mightContain(project(InternalRow(UTF8String.fromString(v)))) === (i < 2), v)
+      }
     }
   }
 }

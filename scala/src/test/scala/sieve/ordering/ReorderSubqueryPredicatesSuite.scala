@@ -41,7 +41,7 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
   private val twoSizes = "SELECT * FROM t WHERE t.k1 IN (SELECT v FROM a) %s EXISTS (SELECT 1 FROM c WHERE c.v = t.k3)"
 
   testWithAndWithoutAqe("under the stats model, the more selective subquery runs first in an AND, last in an OR") {
-    withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
+    withConf("spark.sieve.subqueryOrder.costModel" -> "stats") {
       val and = checkAnswerAgainstVanilla(query(twoSizes.format("AND")))
       assert(joinOrder(and.queryExecution.optimizedPlan) === Seq("k3", "k1"))
       val or = checkAnswerAgainstVanilla(query(twoSizes.format("OR")))
@@ -53,7 +53,7 @@ class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {
   }
 
   test("under the stats model the rule also reaches a fixed point") {
-    withConf("spark.sieve.bulkFilter.costModel" -> "stats") {
+    withConf("spark.sieve.subqueryOrder.costModel" -> "stats") {
       views(spark)
       val once = ReorderSubqueryPredicates(spark.sql(twoSizes.format("AND")).queryExecution.analyzed)
       assert(ReorderSubqueryPredicates(once) eq once)
