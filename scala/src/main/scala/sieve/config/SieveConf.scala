@@ -22,7 +22,8 @@ object SieveConf {
     "spark.sieve.bulkFilter.costModel", default = "stats", Seq("seed", "stats"),
     "How bulk-filter trees are ordered. stats: selectivity of each leaf from its value count against the " +
       "key column's distinct count (Catalyst statistics, else a sample of the input, one small job), AND by " +
-      "c/(1-s), OR by c/s; the default, as bench/bulk_filter measures it faster on 4 of its 5 trees. seed: " +
+      "c/(1-s), OR by c/s; the default (bench/bulk_filter: faster than seed on its small trees, either way on " +
+      "the nested ones). seed: " +
       "the seed's fixed costs (leaf 0.1, AND = product, OR = 10 x sum), no sample.")
 
   val BULK_FILTER_SAMPLE_ROWS: ConfigEntry[Long] = ConfigEntry.long(
