@@ -150,12 +150,12 @@ object TextValueFiles {
   }
 }
 
-/** Splits a byte stream into lines at `\n`, `\r` and `\r\n`, as Hadoop's LineReader does. */
 /** What takes each line (a trait, not a Function3, whose Int arguments would be boxed for every line). */
 private[bulkfilter] trait LineSink {
   def line(bytes: Array[Byte], offset: Int, length: Int): Unit
 }
 
+/** Splits a byte stream into lines at `\n`, `\r` and `\r\n`, as Hadoop's LineReader does. */
 private[bulkfilter] object Lines {
   /**
    * Calls `f` with each line (without its end) that starts in [start, end); `in` is positioned at

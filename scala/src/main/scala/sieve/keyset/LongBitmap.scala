@@ -8,7 +8,7 @@ final class LongBitmap(val lo: Long, val hi: Long) extends Serializable {
 
   def bytes: Long = bits.length * 8L
 
-  def add(v: Long): Unit = { val o = v - lo; bits((o >>> 6).toInt) |= 1L << o }
+  def add(v: Long): Unit = LongBitmap.set(bits, v - lo)
 
   /** The number of values in the set. */
   def cardinality: Long = bits.foldLeft(0L)((n, w) => n + java.lang.Long.bitCount(w))
@@ -48,6 +48,19 @@ final class LongBitmap(val lo: Long, val hi: Long) extends Serializable {
 }
 
 object LongBitmap {
+  /** Sets bit `o` of the bitmap held in `words`. */
+  def set(words: Array[Long], o: Long): Unit = words((o >>> 6).toInt) |= 1L << o
+
+  /** Calls `f` with the offset of each set bit of `words`, ascending. */
+  def foreachSet(words: Array[Long])(f: Long => Unit): Unit = {
+    var i = 0
+    while (i < words.length) {
+      var w = words(i)
+      while (w != 0L) { f(i * 64L + java.lang.Long.numberOfTrailingZeros(w)); w &= w - 1 }
+      i += 1
+    }
+  }
+
   /** 2^31 bits (256 MB): the most an array of longs indexed by an Int holds comfortably. */
   val MaxBits: Long = 1L << 31
 

@@ -35,6 +35,23 @@ sealed abstract class ValueSet extends Serializable {
 
   protected def hasBit(id: Int, bit: Int): Boolean = (masks(id * words + bit / 64) & (1L << bit)) != 0
 
+  /** Strings only (binary and other keys are not pushed), as one-column rows. */
+  protected def stringKeys(dataType: DataType, foreach: ((AnyRef, Long, Int, Int) => Unit) => Unit,
+      bit: Int): Option[KeySet] =
+    if (!dataType.isInstanceOf[StringType]) None
+    else {
+      val rows = new java.util.HashSet[UnsafeRow]()
+      val project = UnsafeProjection.create(Array[DataType](dataType))
+      foreach { (base, offset, length, id) =>
+        if (hasBit(id, bit)) {
+          val bytes = new Array[Byte](length)
+          Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET, length)
+          rows.add(project(InternalRow(UTF8String.fromBytes(bytes))).copy())
+        }
+      }
+      Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
+    }
+
   protected def longKeys(dataType: DataType, foreach: ((Long, Int) => Unit) => Unit, bit: Int): Option[KeySet] = {
     val shape = KeyShape(Seq(dataType))
     if (shape.asLong.isEmpty) return None
@@ -101,28 +118,22 @@ final class RankedValueSet(lo: Long, bits: Array[Long], ranks: Array[Int], ids: 
   def kind: String = s"ranked ids over [$lo, ${lo + bits.length * 64L - 1}]"
   def idOfLong(v: Long): Int = {
     val o = v - lo
-    if (o < 0 || o >= bits.length * 64L) -1
-    else {
-      val w = (o >>> 6).toInt
-      val word = bits(w)
-      if ((word & (1L << o)) == 0) -1 else ids(ranks(w) + java.lang.Long.bitCount(word & ((1L << o) - 1))) - 1
-    }
+    if (o < 0 || o >= bits.length * 64L || (bits((o >>> 6).toInt) & (1L << o)) == 0) -1
+    else ids(RankedValueSet.rank(bits, ranks, o)) - 1
   }
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int = throw new UnsupportedOperationException
   def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] = longKeys(dataType, foreach, bit)
 
   private def foreach(f: (Long, Int) => Unit): Unit = {
-    var (w, rank) = (0, 0)
-    while (w < bits.length) {
-      var word = bits(w)
-      while (word != 0L) {
-        f(lo + w * 64L + java.lang.Long.numberOfTrailingZeros(word), ids(rank) - 1)
-        rank += 1
-        word &= word - 1
-      }
-      w += 1
-    }
+    var rank = 0 // values come in ascending order: the i-th set bit has the i-th id
+    LongBitmap.foreachSet(bits) { o => f(lo + o, ids(rank) - 1); rank += 1 }
   }
+}
+
+object RankedValueSet {
+  /** The position among the set bits of `bits` of bit `o` (set), from `ranks`: the set bits before each word. */
+  def rank(bits: Array[Long], ranks: Array[Int], o: Long): Int =
+    ranks((o >>> 6).toInt) + java.lang.Long.bitCount(bits((o >>> 6).toInt) & ((1L << o) - 1))
 }
 
 /** Byte-string values (strings, binary, key rows), hashed, behind a fingerprint. */
@@ -134,21 +145,8 @@ final class BytesValueSet(map: BytesIdMap, fingerprint: Fingerprint, val words: 
   def idOfLong(v: Long): Int = throw new UnsupportedOperationException
   def idOfBytes(base: AnyRef, offset: Long, length: Int): Int =
     if (fingerprint.mightContain(KeyHash.ofBytes(base, offset, length))) map.get(base, offset, length) else -1
-  /** Strings only (binary and other keys are not pushed), as one-column rows. */
   def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] =
-    if (!dataType.isInstanceOf[StringType] || size > limit) None
-    else {
-      val rows = new java.util.HashSet[UnsafeRow]()
-      val project = UnsafeProjection.create(Array[DataType](dataType))
-      map.foreach { (base, offset, length, id) =>
-        if (hasBit(id, bit)) {
-          val bytes = new Array[Byte](length)
-          Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET, length)
-          rows.add(project(InternalRow(UTF8String.fromBytes(bytes))).copy())
-        }
-      }
-      Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
-    }
+    if (size > limit) None else stringKeys(dataType, map.foreach, bit)
 }
 
 /** A few byte-string values (a short list of strings), compared one by one: for a handful of values a
@@ -170,14 +168,9 @@ final class SmallBytesValueSet(values: Array[Array[Byte]], ids: Array[Int], val 
     -1
   }
   def keysWithBit(bit: Int, dataType: DataType, limit: Long): Option[KeySet] =
-    if (!dataType.isInstanceOf[StringType]) None
-    else {
-      val rows = new java.util.HashSet[UnsafeRow]()
-      val project = UnsafeProjection.create(Array[DataType](dataType))
-      values.indices.filter(i => hasBit(ids(i), bit))
-        .foreach(i => rows.add(project(InternalRow(UTF8String.fromBytes(values(i)))).copy()))
-      Some(if (rows.isEmpty) EmptyKeySet else new InSetKeys(KeyShape(Seq(dataType)), None, Some(rows), None))
-    }
+    stringKeys(dataType, f => values.indices.foreach { i =>
+      f(values(i), Platform.BYTE_ARRAY_OFFSET, values(i).length, ids(i))
+    }, bit)
 }
 
 /** Sources with no values: every key is in no source. */

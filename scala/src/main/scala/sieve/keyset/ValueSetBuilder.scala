@@ -74,7 +74,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
         new DenseValueSet(lo, ids, count, words, masks.flat, leafBitmaps(lo, ids.length))
       } else if (LongBitmap.fits(lo, hi, math.min(ValueSetBuilder.RankedSlotsPerValue * total, ValueSetBuilder.MaxDenseSlots))) {
         val bits = new Array[Long](((hi - lo) >>> 6).toInt + 1)
-        chunks.foreach(_.foreachLong { v => val o = v - lo; bits((o >>> 6).toInt) |= 1L << o })
+        chunks.foreach(_.foreachLong(v => LongBitmap.set(bits, v - lo)))
         val ranks = new Array[Int](bits.length)
         var before = 0
         var w = 0
@@ -83,12 +83,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
         val masks = new MaskTable(words)
         chunks.foreach { c =>
           val or = new masks.OrWith(c.mask)
-          c.foreachLong { v =>
-            val o = v - lo
-            val word = bits((o >>> 6).toInt)
-            val at = ranks((o >>> 6).toInt) + java.lang.Long.bitCount(word & ((1L << o) - 1))
-            ids(at) = or(ids(at) - 1) + 1
-          }
+          c.foreachLong { v => val at = RankedValueSet.rank(bits, ranks, v - lo); ids(at) = or(ids(at) - 1) + 1 }
         }
         new RankedValueSet(lo, bits, ranks, ids, words, masks.flat)
       } else {
@@ -140,7 +135,7 @@ final class ValueSetBuilder(val integral: Boolean, val words: Int) extends Seria
     chunks.foreach { c =>
       (0 until bits).filter(b => (c.mask(b / 64) & (1L << b)) != 0).foreach { b =>
         val map = maps(b)
-        c.foreachLong { v => val o = v - lo; map((o >>> 6).toInt) |= 1L << o }
+        c.foreachLong(v => LongBitmap.set(map, v - lo))
       }
     }
     maps
@@ -212,14 +207,7 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
 
   def foreachLong(f: Long => Unit): Unit =
     if (bits == null) { var i = 0; while (i < count) { f(longs(i)); i += 1 } }
-    else {
-      var i = 0
-      while (i < bits.length) {
-        var w = bits(i)
-        while (w != 0L) { f(bitsLo + i * 64L + java.lang.Long.numberOfTrailingZeros(w)); w &= w - 1 }
-        i += 1
-      }
-    }
+    else LongBitmap.foreachSet(bits)(o => f(bitsLo + o))
 
   def foreachBytes(f: (AnyRef, Long, Int) => Unit): Unit = {
     var (i, start) = (0, 0)
@@ -236,7 +224,7 @@ final class ValueChunk(val mask: Array[Long], integral: Boolean) extends Seriali
         bits = new Array[Long](((hi - lo) >>> 6).toInt + 1)
         bitsLo = lo
         i = 0
-        while (i < count) { val o = longs(i) - lo; bits((o >>> 6).toInt) |= 1L << o; i += 1 }
+        while (i < count) { LongBitmap.set(bits, longs(i) - lo); i += 1 }
         longs = null
         count = bits.foldLeft(0)((n, w) => n + java.lang.Long.bitCount(w))
       } else longs = java.util.Arrays.copyOf(longs, count)
