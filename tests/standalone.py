@@ -3,6 +3,7 @@ pyspark's own launcher (bin/spark-class), each in its own JVM — for tests that
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -41,6 +42,17 @@ class StandaloneCluster:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self._procs.append((name, proc, log))
 
+    def _bound_ports(self):
+        """The ports the master really bound. Spark moves to the next port when the one asked for was taken
+        between _free_port() and the bind (another test's JVM got it: CI once read a foreign web UI there)."""
+        bound = dict(re.findall(r"Successfully started service '(sparkMaster|MasterUI)' on port (\d+)",
+                                self.log("master")))
+        if len(bound) < 2:
+            return False
+        self.port, self.webui_port = int(bound["sparkMaster"]), int(bound["MasterUI"])
+        self.url = f"spark://127.0.0.1:{self.port}"
+        return True
+
     def master_state(self):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as r:
             return json.load(r)
@@ -55,7 +67,7 @@ class StandaloneCluster:
             try:
                 if ready():
                     return
-            except OSError:
+            except (OSError, ValueError):  # not up yet, or not (yet) the master's JSON
                 pass
             time.sleep(0.5)
         raise TimeoutError(f"standalone cluster: no {what} after {self.start_timeout}s; logs in {self.workdir}")
@@ -63,6 +75,7 @@ class StandaloneCluster:
     def start(self):
         self._launch("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                 "--port", str(self.port), "--webui-port", str(self.webui_port)])
+        self._wait("master's ports", self._bound_ports)
         self._wait("master", lambda: self.master_state()["status"] == "ALIVE")
         for i in range(self.workers):
             self._launch(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
