@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
+import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
 
@@ -58,6 +59,6 @@ object Preconditions {
   /** The join side `creation` is computed once for its join and for a filter that reads it: Spark
    * reuses one exchange for both only with exchange reuse on (AQE's stage cache too), and a
    * nondeterministic side computed twice would give the filter other rows than the join. */
-  def sharedForCertain(creation: LogicalPlan, conf: SQLConf): Boolean =
-    conf.exchangeReuseEnabled && deterministic(creation)
+  def sharedForCertain(creation: SparkPlan, conf: SQLConf): Boolean =
+    conf.exchangeReuseEnabled && creation.find(!_.expressions.forall(_.deterministic)).isEmpty
 }

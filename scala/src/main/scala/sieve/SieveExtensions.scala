@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters}
 import sieve.config.{SieveConf, ValidateSieveConf}
-import sieve.dynamicfilter.{DynamicFilterStrategy, WireDynamicFilters, WireDynamicFiltersColumnarRule}
+import sieve.dynamicfilter.{PlaceDynamicFilters, PlaceDynamicFiltersColumnarRule}
 import sieve.ordering.ReorderSubqueryPredicates
 
 /**
@@ -16,8 +16,7 @@ import sieve.ordering.ReorderSubqueryPredicates
  * Order: both optimizer rules run in Spark's operator-optimization batches (AQE on or off), so
  * BulkFilter nodes are joins before Spark's join rules see them, and subquery filters are ordered
  * before the later RewritePredicateSubquery batch turns them into joins. Dynamic filters are placed
- * while joins are planned (the optimized plan stays vanilla's) and wired to their join's exchange
- * after EnsureRequirements.
+ * on the physical plan after EnsureRequirements (the optimized plan stays vanilla's).
  */
 class SieveExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
@@ -34,12 +33,11 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     // Optimizer: IN (subquery) / EXISTS filters ordered by the same cost model, before Spark turns
     // them into joins in written order.
     ext.injectOptimizerRule(_ => ReorderSubqueryPredicates)
-    // Planner, after the whole optimizer (so Spark's DPP and runtime filters are planned as in vanilla):
-    // a DynamicFilterExec on the application side of each join whose other side's keys can prune it.
-    ext.injectPlannerStrategy(DynamicFilterStrategy)
-    // Physical, after EnsureRequirements: each DynamicFilterExec reads its join's creation-side
-    // exchange (AQE: before query stages are made; without AQE: before exchange reuse).
-    ext.injectQueryStagePrepRule(_ => WireDynamicFilters)
-    ext.injectColumnar(_ => WireDynamicFiltersColumnarRule)
+    // Physical, after EnsureRequirements (the optimized and planned plan is vanilla's, DPP and runtime
+    // filters included): a DynamicFilterExec on each scan that a join's keys reach on its application
+    // side, reading the join's creation-side exchange (AQE: before query stages are made; without AQE:
+    // before exchange reuse).
+    ext.injectQueryStagePrepRule(_ => PlaceDynamicFilters)
+    ext.injectColumnar(_ => PlaceDynamicFiltersColumnarRule)
   }
 }

@@ -5,7 +5,8 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral, JavaCode}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -16,61 +17,87 @@ import sieve.keyset._
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
 
 /**
- * Drops the rows of `child` whose join `keys` cannot match a key of the creation side. `creation` is
- * the join's own creation-side exchange (broadcast or shuffle), made a second child by
- * [[WireDynamicFilters]] so that Spark computes it once for both (exchange reuse) and before this
- * operator runs (AQE: a stage waits for its child stages).
+ * Drops the rows of `child` (a file scan or a cached table, with its own filters) that a join above
+ * would drop: filter `i` keeps a row only if its `keys(i)` (over the child's rows) may match a key
+ * `creationKeys(i)` of `creations(i)` — the exchange (broadcast or shuffle) that join `i` reads its
+ * creation side from. The exchanges are children here, so Spark computes each once for the join and the
+ * filter (exchange reuse, AQE's stage cache) and before this operator runs (AQE: a stage waits for its
+ * child stages). [[PlaceDynamicFilters]] puts every join's filter on a scan into this one operator.
  *
- * At execution, on the driver: the keys are read from that exchange ([[KeyCollector]]) and the filter
- * chosen from their real count; a single-column filter's IN-set (small ones) or range is added to the
- * data filters of the file scan below, so Parquet / ORC skip row groups. Then every row is tested in
- * the generated code of its stage ([[RowKeyTest]]) — under a broadcast join too: a large hash relation
- * probed per row misses the CPU caches, an IN-set of at most `maxInSetSize` keys or a bloom filter
- * less so (measured: 10% of a 3M-key dim under a broadcast join, 6.1 s testing by range only vs
- * 3.9 s for Spark's bloom filter).
+ * At execution, on the driver: each filter's keys are read from its exchange ([[KeyCollector]]) and its
+ * test chosen from their real count; a single-column filter's IN-set (small ones) or ranges are added to
+ * the data filters of the file scan below, so Parquet / ORC skip row groups, and Parquet footers are read
+ * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]) — under a
+ * broadcast join too: a large hash relation probed per row misses the CPU caches, an IN-set or a bloom
+ * filter less so (measured: 10% of a 3M-key dim under a broadcast join, 6.1 s testing by range only vs
+ * 3.9 s for Spark's bloom filter). Several filters are tested in the order of their pass rates measured
+ * in each task ([[KeyTestOrder]]).
  */
 case class DynamicFilterExec(
-    keys: Seq[Expression],
     child: SparkPlan,
-    madeFor: JoinKeys,
-    creation: Option[SparkPlan] = None,
-    creationKeys: Seq[Expression] = Nil,
-    broadcast: Boolean = false) extends SparkPlan with CodegenSupport {
+    keys: Seq[Seq[Expression]],
+    creationKeys: Seq[Seq[Expression]],
+    broadcast: Seq[Boolean],
+    creations: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
+  require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size)
 
-  override def children: Seq[SparkPlan] = child +: creation.toSeq
+  override def children: Seq[SparkPlan] = child +: creations
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
-  override def supportCodegen: Boolean = creation.isDefined
-  // Rows only pass through (the creation child is read on the driver, not in the generated loop).
+  // Rows only pass through (the creation children are read on the driver, not in the generated loop).
   override def needCopyResult: Boolean = child.asInstanceOf[CodegenSupport].needCopyResult
 
+  def filterCount: Int = creations.size
+
+  /** This operator with one more filter: `join` read from `creation`. */
+  def and(filterKeys: Seq[Expression], join: Seq[Expression], isBroadcast: Boolean, creation: SparkPlan)
+      : DynamicFilterExec =
+    copy(keys = keys :+ filterKeys, creationKeys = creationKeys :+ join, broadcast = broadcast :+ isBroadcast,
+      creations = creations :+ creation)
+
+  /** Whether a filter of `filterKeys` from `creation` is here already (a rule that runs twice adds nothing). */
+  def has(filterKeys: Seq[Expression], creation: SparkPlan): Boolean = creations.indices.exists { i =>
+    keys(i).size == filterKeys.size && keys(i).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
+      creations(i).sameResult(creation)
+  }
+
+  /** The name of filter `i`'s metric `name` (every filter has its own). */
+  def metricName(name: String, i: Int): String = s"$name$i"
+
+  private val perFilter = Seq(
+    "numKeys" -> "keys collected", "inSetKeys" -> "in-set keys", "rowsTested" -> "rows tested",
+    "rowsKept" -> "rows kept", "passThroughTasks" -> "pass-through tasks", "filesSkipped" -> "files skipped",
+    "rowGroupsSkipped" -> "row groups skipped", "rowsSkipped" -> "rows skipped by the scan")
+
   override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numKeys" -> SQLMetrics.createMetric(sparkContext, "keys collected"),
-    "inSetKeys" -> SQLMetrics.createMetric(sparkContext, "in-set keys"),
-    "filterBytes" -> SQLMetrics.createSizeMetric(sparkContext, "bloom filter / bitmap size"),
-    "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "build time"),
     "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "passThroughTasks" -> SQLMetrics.createMetric(sparkContext, "pass-through tasks"),
-    "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped"),
-    "rowGroupsSkipped" -> SQLMetrics.createMetric(sparkContext, "row groups skipped"),
-    "rowsSkipped" -> SQLMetrics.createMetric(sparkContext, "rows skipped by the scan"),
-    "footerTime" -> SQLMetrics.createTimingMetric(sparkContext, "footer pruning time"))
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows")) ++
+    creations.indices.flatMap { i =>
+      val n = if (filterCount > 1) s" (filter ${i + 1})" else ""
+      perFilter.map { case (name, text) => metricName(name, i) -> SQLMetrics.createMetric(sparkContext, text + n) } ++
+        Seq(metricName("filterBytes", i) -> SQLMetrics.createSizeMetric(sparkContext, s"bloom filter / bitmap size$n"),
+          metricName("buildTime", i) -> SQLMetrics.createTimingMetric(sparkContext, s"build time$n"),
+          metricName("footerTime", i) -> SQLMetrics.createTimingMetric(sparkContext, s"footer pruning time$n"))
+    }
+
+  private def m(name: String, i: Int): SQLMetric = longMetric(metricName(name, i))
 
   /** Filled on the driver when this operator executes; referenced by the generated code. */
-  @transient private lazy val test =
-    new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), longMetric("passThroughTasks"))
-  @transient @volatile private var chosen: Option[KeySet] = None
-  @transient @volatile private var pushed: Seq[Expression] = Nil
-  @transient @volatile private var pruning: Option[KeyPrunedFileIndex.Counts] = None
+  @transient private lazy val tests = creations.indices.map { i =>
+    new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), m("passThroughTasks", i),
+      m("rowsTested", i), m("rowsKept", i))
+  }
+  @transient @volatile private var chosen: Map[Int, KeySet] = Map.empty
+  @transient @volatile private var pushed: Map[Int, Seq[Expression]] = Map.empty
+  @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
 
-  def filterDescription: String = (creation, chosen) match {
-    case (None, _) => "pass-through (no join exchange to read keys from)"
-    case (_, None) => "not executed yet"
-    case (_, Some(f)) => f.describe +
-      (if (pushed.nonEmpty) s"; pushed to scan: ${pushed.map(brief).mkString(", ")}" else "") +
-      pruning.map(c =>
+  /** What filter `i` chose, pushed and skipped, once this operator has run. */
+  def filterDescription(i: Int): String = chosen.get(i) match {
+    case None => "not executed yet"
+    case Some(f) => f.describe +
+      pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
+      pruning.get(i).map(c =>
         if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)"
         else s"; footers of ${c.footersRead} files read: ${c.filesSkipped} files, ${c.rowGroupsSkipped} row groups " +
           s"(${c.rowsSkipped} rows) skipped").getOrElse("")
@@ -83,19 +110,20 @@ case class DynamicFilterExec(
     case other => other.sql
   }
 
-  override def simpleString(maxFields: Int): String = {
-    val from = if (creation.isEmpty) "unwired" else if (broadcast) "broadcast" else "shuffle"
-    s"DynamicFilter ${keys.mkString("[", ", ", "]")} from ${creationKeys.mkString("[", ", ", "]")} ($from)"
+  def describeFilter(i: Int): String = {
+    val from = if (broadcast(i)) "broadcast" else "shuffle"
+    s"${keys(i).mkString("[", ", ", "]")} from ${creationKeys(i).mkString("[", ", ", "]")} ($from)"
   }
 
-  /** Builds the filter (once per execution of this operator) and returns the child to read, with the
-   * filter pushed into its scan. */
-  private lazy val prepared: SparkPlan = creation match {
-    case None => child
-    case Some(source) =>
-      val filter = build(source)
-      test.filter = sparkContext.broadcast(filter)
-      pushDown(filter)
+  override def simpleString(maxFields: Int): String =
+    s"DynamicFilter ${creations.indices.map(describeFilter).mkString(" AND ")}"
+
+  /** Builds the filters (once per execution of this operator) and returns the child to read, with the
+   * filters pushed into its scan. */
+  private lazy val prepared: SparkPlan = creations.indices.foldLeft(child) { (plan, i) =>
+    val filter = build(i)
+    tests(i).filter = sparkContext.broadcast(filter)
+    pushDown(plan, i, filter)
   }
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
@@ -103,37 +131,57 @@ case class DynamicFilterExec(
   override protected def doProduce(ctx: CodegenContext): String =
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
+  private def checks: Seq[KeySetContains] =
+    creations.indices.map(i => KeySetContains(tests(i), BindReferences.bindReferences(keys(i), child.output)))
+
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
     ctx.currentVars = input
-    val check = KeySetContains(test, BindReferences.bindReferences(keys, child.output)).genCode(ctx)
+    val check =
+      if (filterCount == 1) checks.head.genCode(ctx)
+      else {
+        // the key columns read once, before the tests: each test's code sits in its own case below
+        val read = evaluateRequiredVariables(child.output, input, AttributeSet(keys.flatten.flatMap(_.references)))
+        val order = ctx.addReferenceObj("keyTestOrder", new KeyTestOrder(tests.toArray), classOf[KeyTestOrder].getName)
+        val keep = ctx.freshName("keep")
+        val (ord, j) = (ctx.freshName("order"), ctx.freshName("j"))
+        val cases = checks.zipWithIndex.map { case (c, i) =>
+          val e = c.genCode(ctx)
+          s"case $i: { ${e.code} $keep = ${e.value}; break; }"
+        }
+        ExprCode(
+          code"""$read
+                |int[] $ord = $order.order();
+                |boolean $keep = true;
+                |for (int $j = 0; $keep && $j < $ord.length; $j++) {
+                |  switch ($ord[$j]) { ${cases.mkString("\n")} }
+                |}""".stripMargin,
+          FalseLiteral, JavaCode.variable(keep, classOf[Boolean]))
+      }
     RowFilter.consumeCode(check, Some(metricTerm(ctx, "numInputRows")), metricTerm(ctx, "numOutputRows"),
       consume(ctx, input))
   }
 
-  /** Without whole-stage codegen: the same test over rows. */
-  override protected def doExecute(): RDD[InternalRow] = {
-    val input = prepared.execute()
-    if (creation.isEmpty) input
-    else RowFilter.filterRows(input, KeySetContains(test, BindReferences.bindReferences(keys, child.output)),
-      child.output, Some(longMetric("numInputRows")), longMetric("numOutputRows"))
-  }
+  /** Without whole-stage codegen: the same tests over rows. */
+  override protected def doExecute(): RDD[InternalRow] =
+    RowFilter.filterRows(prepared.execute(), checks.reduce[Expression](And), child.output,
+      Some(longMetric("numInputRows")), longMetric("numOutputRows"))
 
-  private def build(source: SparkPlan): KeySet = {
+  private def build(i: Int): KeySet = {
     val start = System.nanoTime()
     val limits = KeyCollector.Limits(
       SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
       SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
-    val filter = KeyCollector.collect(source, creationKeys, broadcast, limits).getOrElse(PassThrough)
-    chosen = Some(filter)
-    longMetric("buildTime") += NANOSECONDS.toMillis(System.nanoTime() - start)
+    val filter = KeyCollector.collect(creations(i), creationKeys(i), broadcast(i), limits).getOrElse(PassThrough)
+    chosen += i -> filter
+    m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
-      case f: InSetKeys => longMetric("numKeys") += f.size; longMetric("inSetKeys") += f.size
-      case f: BloomKeys => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
-      case f: BitmapKeys => longMetric("numKeys") += f.keys; longMetric("filterBytes") += f.bytes
+      case f: InSetKeys => m("numKeys", i) += f.size; m("inSetKeys", i) += f.size
+      case f: BloomKeys => m("numKeys", i) += f.keys; m("filterBytes", i) += f.bytes
+      case f: BitmapKeys => m("numKeys", i) += f.keys; m("filterBytes", i) += f.bytes
       case _ =>
     }
     postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
-      "numKeys", "inSetKeys", "filterBytes", "buildTime")
+      Seq("numKeys", "inSetKeys", "filterBytes", "buildTime").map(metricName(_, i)): _*)
     filter
   }
 
@@ -141,24 +189,25 @@ case class DynamicFilterExec(
   private def postDriverMetrics(executionId: String, names: String*): Unit =
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
-  /** `child` with the filter pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
-  private def pushDown(filter: KeySet): SparkPlan = keys match {
+  /** `plan` with filter `i` pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
+  private def pushDown(plan: SparkPlan, i: Int, filter: KeySet): SparkPlan = keys(i) match {
     case Seq(key: Attribute) =>
       val limits = KeyScanPushdown.Limits.from(conf)
       val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-      val (plan, done) = KeyScanPushdown(child, key, filter, limits, conf, c => {
-        longMetric("filesSkipped").set(c.filesSkipped)
-        longMetric("rowGroupsSkipped").set(c.rowGroupsSkipped)
-        longMetric("rowsSkipped").set(c.rowsSkipped)
-        longMetric("footerTime").set(NANOSECONDS.toMillis(c.timeNs))
-        postDriverMetrics(executionId, "filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
+      val (pushedPlan, done) = KeyScanPushdown(plan, key, filter, limits, conf, c => {
+        m("filesSkipped", i).set(c.filesSkipped)
+        m("rowGroupsSkipped", i).set(c.rowGroupsSkipped)
+        m("rowsSkipped", i).set(c.rowsSkipped)
+        m("footerTime", i).set(NANOSECONDS.toMillis(c.timeNs))
+        postDriverMetrics(executionId, Seq("filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
+          .map(metricName(_, i)): _*)
       })
-      pushed = done.predicates
-      pruning = done.pruning
-      plan
-    case _ => child
+      pushed += i -> done.predicates
+      done.pruning.foreach(p => pruning += i -> p)
+      pushedPlan
+    case _ => plan
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
-    copy(child = newChildren.head, creation = newChildren.lift(1))
+    copy(child = newChildren.head, creations = newChildren.tail)
 }

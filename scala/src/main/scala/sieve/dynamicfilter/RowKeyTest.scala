@@ -9,15 +9,23 @@ import sieve.keyset._
 /**
  * The key probe of a [[DynamicFilterExec]]'s [[KeySetContains]] (in its generated code, or its row
  * iterator). `filter` is set on the driver once the keys are known, before any task is sent.
- * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing.
+ * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing. Counts the rows
+ * it tests and keeps (in the task, for [[KeyTestOrder]], and as metrics).
  */
-final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric) extends KeyProbe {
+final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric, rowsTested: SQLMetric, rowsKept: SQLMetric)
+    extends KeyProbe {
   @volatile var filter: Broadcast[KeySet] = _
 
   @transient private var f: KeySet = _
   @transient private var seen = 0L
   @transient private var kept = 0L
   @transient private var passing = false
+
+  /** The share of the rows tested in this task that the test kept (1 before any, and once passing). */
+  def passRate: Double = if (passing || seen == 0) 1.0 else kept.toDouble / seen
+
+  /** The filter's kind and size, for the order of the first rows ([[KeyTestOrder]]). */
+  def keySet: KeySet = current
 
   def containsLong(v: Long): Boolean = passing || count(current.mightContainLong(v))
 
@@ -30,7 +38,8 @@ final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric) extends Key
 
   private def count(keep: Boolean): Boolean = {
     seen += 1
-    if (keep) kept += 1
+    rowsTested.add(1)
+    if (keep) { kept += 1; rowsKept.add(1) }
     if (seen == RowKeyTest.Probe && kept > maxPass * seen) {
       passing = true
       passThroughTasks += 1

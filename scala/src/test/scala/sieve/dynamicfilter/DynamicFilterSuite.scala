@@ -44,7 +44,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
   private def filters(df: DataFrame): Seq[DynamicFilterExec] =
     collectWithSubqueries(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
 
-  private def metric(f: DynamicFilterExec, name: String): Long = f.metrics(name).value
+  /** A metric of the operator, or of its first filter. */
+  private def metric(f: DynamicFilterExec, name: String): Long =
+    f.metrics.getOrElse(name, f.metrics(f.metricName(name, 0))).value
 
   private val starJoin = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
 
@@ -54,9 +56,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
           "spark.sql.adaptive.autoBroadcastJoinThreshold" -> threshold) {
         val df = checkAnswerAgainstVanilla(sql(starJoin))
         val Seq(f) = filters(df)
-        assert(f.creation.isDefined, s"not wired to its join:\n${df.queryExecution.executedPlan}")
-        assert(f.broadcast === (strategy == "broadcast"))
-        assert(f.filterDescription.startsWith("in-set of 20 keys"), f.filterDescription)
+        assert(f.filterCount === 1, s"not one filter:\n${df.queryExecution.executedPlan}")
+        assert(f.broadcast === Seq(strategy == "broadcast"))
+        assert(f.filterDescription(0).startsWith("in-set of 20 keys"), f.filterDescription(0))
         assert(metric(f, "numOutputRows") === 400)
         // the range [7, 1907] pushed into the sorted fact skips no row group here; rows in are all read
         assert(metric(f, "numInputRows") <= 40000 && metric(f, "numInputRows") >= 400)
@@ -70,7 +72,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val q = "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
       val df = checkAnswerAgainstVanilla(sql(q))
       val Seq(f) = filters(df)
-      assert(f.filterDescription.contains("pushed to scan"), f.filterDescription)
+      assert(f.filterDescription(0).contains("pushed to scan"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 400)
       assert(metric(f, "numInputRows") < 40000 / 4, "the pushed IN-set / range should skip most row groups")
     }
@@ -82,13 +84,13 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val q = "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)"
       val df = checkAnswerAgainstVanilla(sql(q))
       val Seq(f) = filters(df)
-      assert(metric(f, "filesSkipped") === 6, f.filterDescription)
-      assert(metric(f, "rowGroupsSkipped") > 6, f.filterDescription)
-      assert(metric(f, "rowsSkipped") > 30000, f.filterDescription)
+      assert(metric(f, "filesSkipped") === 6, f.filterDescription(0))
+      assert(metric(f, "rowGroupsSkipped") > 6, f.filterDescription(0))
+      assert(metric(f, "rowsSkipped") > 30000, f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 800)
       assert(metric(f, "numInputRows") < 40000 / 8, "the two key ranges should leave few row groups to read")
-      assert(f.filterDescription.contains("in 2 ranges") || f.filterDescription.contains(" OR "), f.filterDescription)
-      assert(f.filterDescription.contains("footers of 8 files read: 6 files"), f.filterDescription)
+      assert(f.filterDescription(0).contains("in 2 ranges") || f.filterDescription(0).contains(" OR "), f.filterDescription(0))
+      assert(f.filterDescription(0).contains("footers of 8 files read: 6 files"), f.filterDescription(0))
       // the plan's own fact scan reports what its filtered copy read (the Spark UI shows these)
       val scans = collectWithSubqueries(df.queryExecution.executedPlan) {
         case s: org.apache.spark.sql.execution.FileSourceScanExec if s.relation.location.rootPaths.head.toString.contains("fact_files") => s
@@ -99,7 +101,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters("spark.sieve.dynamicFilter.maxFooterFiles" -> "7") { // 8 files: footers not read
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
         "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)")))
-      assert(metric(f, "filesSkipped") === 0 && f.filterDescription.contains("footers not read"), f.filterDescription)
+      assert(metric(f, "filesSkipped") === 0 && f.filterDescription(0).contains("footers not read"), f.filterDescription(0))
     }
   }
 
@@ -107,7 +109,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters() {
       val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_orc f JOIN dim d ON f.k = d.k WHERE d.grp = 5"))
       val Seq(f) = filters(df)
-      assert(f.filterDescription.contains("pushed to scan"), f.filterDescription)
+      assert(f.filterDescription(0).contains("pushed to scan"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 400)
       assert(metric(f, "numInputRows") <= 10000, "keys 100..119 lie in the first of 4 ORC row groups")
       assert(metric(f, "filesSkipped") === 0) // footers are read for Parquet only
@@ -118,7 +120,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters("spark.sql.adaptive.enabled" -> "false") { // AQE would drop the join itself
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
         "SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat = 1000")))
-      assert(metric(f, "filesSkipped") === 8, f.filterDescription)
+      assert(metric(f, "filesSkipped") === 8, f.filterDescription(0))
       assert(metric(f, "numInputRows") === 0)
     }
   }
@@ -138,7 +140,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val composite = checkAnswerAgainstVanilla(sql(
         "SELECT f.v FROM fact f JOIN dim d ON f.a = d.a AND f.b = d.b WHERE d.cat = 5"))
       val Seq(f) = filters(composite)
-      assert(f.keys.size === 2 && f.creation.isDefined)
+      assert(f.keys.map(_.size) === Seq(2))
       assert(metric(f, "numOutputRows") < 40000)
     }
   }
@@ -162,14 +164,17 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
-  test("filters are placed at planning: the optimized plan is vanilla's, the placement idempotent") {
-    withDynamicFilters() {
+  test("filters are placed on the physical plan: the optimized plan is vanilla's, the placement idempotent") {
+    withDynamicFilters("spark.sql.adaptive.enabled" -> "false") {
       views(spark)
-      val optimized = spark.sql(starJoin).queryExecution.optimizedPlan
-      assert(optimized.collect { case d: DynamicFilter => d }.isEmpty)
-      val placed = InjectDynamicFilters(optimized)
-      assert(placed.collect { case d: DynamicFilter => d }.size === 1)
-      assert(InjectDynamicFilters(placed) eq placed)
+      val qe = spark.sql(starJoin).queryExecution
+      assert(qe.optimizedPlan.sameResult(
+        withConf("spark.sieve.enabled" -> "false")(spark.sql(starJoin).queryExecution.optimizedPlan)))
+      val placed = qe.executedPlan.collect { case f: DynamicFilterExec => f }
+      assert(placed.size === 1)
+      val once = PlaceDynamicFilters(qe.executedPlan)
+      assert(once.collect { case f: DynamicFilterExec => f.filterCount } === Seq(1))
+      assert(PlaceDynamicFilters(once).collect { case f: DynamicFilterExec => f.filterCount } === Seq(1))
     }
   }
 
@@ -178,26 +183,26 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // 20 keys 100 apart: too sparse for a bitmap
     withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxInSetSize" -> "10") ++ sortMerge: _*) {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(starJoin)))
-      assert(f.filterDescription.startsWith("bloom filter"), f.filterDescription)
+      assert(f.filterDescription(0).startsWith("bloom filter"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") >= 400 && metric(f, "numOutputRows") < 4000)
     }
     // 1,000 keys over [0, 2000): dense, so an exact bitmap
     withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxKeyBytes" -> "1024") ++ sortMerge: _*) {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat < 50")))
-      assert(f.filterDescription.startsWith("bitmap of 248 bytes, range [0, 1949]"), f.filterDescription)
+      assert(f.filterDescription(0).startsWith("bitmap of 248 bytes, range [0, 1949]"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 20000 && metric(f, "filterBytes") === 248) // 1,950 bits
     }
     // composite keys overflow into a bloom filter of the key rows' bytes
     withDynamicFilters(Seq("spark.sieve.dynamicFilter.maxInSetSize" -> "3") ++ sortMerge: _*) {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
         "SELECT f.v FROM fact f JOIN dim d ON f.a = d.a AND f.b = d.b WHERE d.cat = 5")))
-      assert(f.keys.size === 2 && f.filterDescription.startsWith("bloom filter"), f.filterDescription)
+      assert(f.keys.head.size === 2 && f.filterDescription(0).startsWith("bloom filter"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") < 40000)
     }
     // under a broadcast join too the bloom filter tests each row (ahead of the join's larger hash probe)
     withDynamicFilters("spark.sieve.dynamicFilter.maxInSetSize" -> "10") {
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(starJoin)))
-      assert(f.broadcast && f.filterDescription.startsWith("bloom filter"), f.filterDescription)
+      assert(f.broadcast.head && f.filterDescription(0).startsWith("bloom filter"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") >= 400 && metric(f, "numOutputRows") < 4000)
     }
     withDynamicFilters() {
@@ -213,7 +218,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val df = checkAnswerAgainstVanilla(sql(
         "SELECT f.v, c.v AS w FROM fact f JOIN (SELECT k, v FROM fact WHERE v % 1000 < 2) c ON f.k = c.k"))
       val Seq(f) = filters(df)
-      assert(f.filterDescription.startsWith("in-set of 4 keys"), f.filterDescription)
+      assert(f.filterDescription(0).startsWith("in-set of 4 keys"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 80)
     }
   }

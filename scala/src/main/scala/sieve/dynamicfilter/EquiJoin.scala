@@ -1,0 +1,59 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions.{Expression, KnownFloatingPointNormalized}
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, NormalizeNaNAndZero}
+import org.apache.spark.sql.catalyst.plans.JoinType
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.SortExec
+import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, ShuffledHashJoinExec, SortMergeJoinExec}
+
+/**
+ * A planned equi-join as the dynamic filters see it: its keys, its condition, and for each side the
+ * exchange it reads that side through — the broadcast of a broadcast hash join's build side, the
+ * shuffle of a shuffled join's side — which is where a filter on the other side reads its keys.
+ */
+final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Expression],
+    rightKeys: Seq[Expression], condition: Option[Expression], left: SparkPlan, right: SparkPlan,
+    leftExchange: Option[SparkPlan], rightExchange: Option[SparkPlan]) {
+  def broadcast: Boolean = join.isInstanceOf[BroadcastHashJoinExec]
+}
+
+object EquiJoin {
+  /** A key without the float normalisation Spark adds to join keys (NormalizeFloatingNumbers: -0.0 and
+   * NaN made one value each), to compare keys of two joins. */
+  def plain(key: Expression): Expression = key.transformUp {
+    case KnownFloatingPointNormalized(NormalizeNaNAndZero(child)) => child
+  }
+
+  def unapply(plan: SparkPlan): Option[EquiJoin] = plan match {
+    case j: BroadcastHashJoinExec if !j.isNullAwareAntiJoin =>
+      val built = if (j.buildSide == BuildLeft) broadcastOf(j.left) else None
+      val builtRight = if (j.buildSide == BuildRight) broadcastOf(j.right) else None
+      Some(EquiJoin(j, j.joinType, j.leftKeys, j.rightKeys, j.condition, j.left, j.right, built, builtRight))
+    case j: SortMergeJoinExec =>
+      Some(EquiJoin(j, j.joinType, j.leftKeys, j.rightKeys, j.condition, j.left, j.right, shuffleOf(j.left),
+        shuffleOf(j.right)))
+    case j: ShuffledHashJoinExec =>
+      Some(EquiJoin(j, j.joinType, j.leftKeys, j.rightKeys, j.condition, j.left, j.right, shuffleOf(j.left),
+        shuffleOf(j.right)))
+    case _ => None
+  }
+
+  private def broadcastOf(plan: SparkPlan): Option[SparkPlan] = plan match {
+    case e: BroadcastExchangeLike => Some(e)
+    case s: BroadcastQueryStageExec => Some(s)
+    case r @ ReusedExchangeExec(_, _: BroadcastExchangeLike) => Some(r)
+    case _ => None
+  }
+
+  private def shuffleOf(plan: SparkPlan): Option[SparkPlan] = plan match {
+    case s: SortExec => shuffleOf(s.child)
+    case r: AQEShuffleReadExec => shuffleOf(r.child)
+    case e: ShuffleExchangeLike => Some(e)
+    case s: ShuffleQueryStageExec => Some(s)
+    case r @ ReusedExchangeExec(_, _: ShuffleExchangeLike) => Some(r)
+    case _ => None
+  }
+}

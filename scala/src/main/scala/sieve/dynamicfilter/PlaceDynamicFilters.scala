@@ -1,0 +1,183 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions.{Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+import org.apache.spark.sql.internal.SQLConf
+
+import sieve.Preconditions
+import sieve.config.SieveConf
+
+/**
+ * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan
+ * once exchanges are in it (after EnsureRequirements; the optimized and planned plan is vanilla Spark's,
+ * DPP and the runtime bloom filter included). For each equi-join that can drop rows of one side (the
+ * application side) by the keys of the other (the creation side) — inner joins (the larger side first),
+ * left-semi joins (the left side), the non-preserved side of outer joins — the join's application keys
+ * are followed down ([[KeyLineage]]: through projections, filters, other joins, aggregates, windows and
+ * unions) to every file scan and cached table they reach, and each of those that pays gets a filter,
+ * wired to the join's own creation-side exchange (its broadcast, or the shuffle under its sort): Spark
+ * computes that exchange once for both (exchange reuse, AQE's stage cache), and under AQE runs it before
+ * the stage that holds the filter. All filters on one scan share one [[DynamicFilterExec]].
+ *
+ * A filter is placed when it is safe ([[Preconditions]]: byte-comparable, deterministic keys; a creation
+ * side computed once for certain) and pays off: the scan's bytes (its files' bytes, of the columns it
+ * reads) at least `minApplicationBytes`; the creation side filtered, or `minSizeRatio` times smaller
+ * (a completed AQE stage: its real size); no key a partition column of the scan while DPP is on (DPP's
+ * job). One join's filters sit on one side only: each side's would wait for the other's keys. A join
+ * that gets none is tagged with the reason ([[PlaceDynamicFilters.NoFilter]], shown by `spark_sieve.explain`).
+ * Runs as an AQE query-stage preparation rule and, without AQE, before columnar transitions; a filter
+ * that is there already is not added again, so running twice changes nothing.
+ */
+object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
+
+  /** Why a join got no dynamic filter. */
+  val NoFilter: TreeNodeTag[String] = TreeNodeTag[String]("sieve.dynamicFilter.none")
+
+  override def apply(plan: SparkPlan): SparkPlan =
+    if (!SieveConf.enabled(conf) || !SieveConf.DYNAMIC_FILTER_ENABLED.get(conf) ||
+        !plan.exists(EquiJoin.unapply(_).isDefined)) plan
+    else {
+      val shared = sharedExchanges(plan)
+      plan.transformUp { case EquiJoin(j) => filterFor(j, shared) }
+    }
+
+  /** The join with its filters placed, or tagged with why it has none. */
+  private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean): SparkPlan = {
+    val reasons = Seq.newBuilder[String]
+    def decline(why: String): SparkPlan = { j.join.setTagValue(NoFilter, why); j.join }
+    val keys = j.leftKeys ++ j.rightKeys
+    if (!keys.forall(k => Preconditions.deterministic(k) && Preconditions.binaryStable(k.dataType)))
+      return decline("a key is nondeterministic or not byte-comparable (a non-binary collation)")
+    val sides = applicationSides(j)
+    if (sides.isEmpty) return decline(s"${j.joinType} join: no side whose rows it drops")
+    val placed = sides.iterator.map { appIsLeft =>
+      val (app, appKeys, creationKeys) =
+        if (appIsLeft) (j.left, j.leftKeys, j.rightKeys) else (j.right, j.rightKeys, j.leftKeys)
+      (if (appIsLeft) j.rightExchange else j.leftExchange) match {
+        case None => reasons += "no exchange on the creation side to read keys from"; None
+        case Some(creation) if !Preconditions.sharedForCertain(creation, conf) =>
+          reasons += "the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"
+          None
+        case Some(creation) =>
+          KeyLineage.place(app, appKeys, shared) { (target, targetKeys) =>
+            pays(target, targetKeys, creation) match {
+              case Some(why) => reasons += why; None
+              case None => Some(withFilter(target, targetKeys, creationKeys, j.broadcast, creation))
+            }
+          }.map { newApp =>
+            val filtered = j.join.withNewChildren(if (appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
+            filtered.unsetTagValue(NoFilter)
+            filtered
+          }
+      }
+    }.collectFirst { case Some(p) => p }
+    placed.getOrElse {
+      val why = reasons.result().distinct
+      decline(if (why.isEmpty) "its keys reach no file scan or cached table on the application side" else why.mkString("; "))
+    }
+  }
+
+  private def withFilter(target: SparkPlan, keys: Seq[Expression], creationKeys: Seq[Expression],
+      broadcast: Boolean, creation: SparkPlan): SparkPlan = target match {
+    case f: DynamicFilterExec => if (f.has(keys, creation)) f else f.and(keys, creationKeys, broadcast, creation)
+    case _ =>
+      val f = DynamicFilterExec(target, Seq(keys), Seq(creationKeys), Seq(broadcast), Seq(creation))
+      // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
+      // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
+      // to the creation side's exchange)
+      target.logicalLink.foreach(f.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
+      f
+  }
+
+  /** Which sides of `j` may be filtered (true = left), the preferred one first. */
+  private def applicationSides(j: EquiJoin): Seq[Boolean] = {
+    def canFilter(joinType: JoinType, appIsLeft: Boolean) = joinType match {
+      case Inner => true
+      case LeftSemi | RightOuter => appIsLeft
+      case LeftOuter => !appIsLeft
+      case _ => false
+    }
+    // a broadcast join's build side is the creation side; of a shuffled inner join's, the larger is tried first
+    val order = if (sizeOf(j.left) >= sizeOf(j.right)) Seq(true, false) else Seq(false, true)
+    order.filter(appIsLeft => canFilter(j.joinType, appIsLeft) &&
+      (if (appIsLeft) j.rightExchange else j.leftExchange).isDefined)
+  }
+
+  /** None when a filter on `target` from `creation` pays off, else why not. */
+  private def pays(target: SparkPlan, keys: Seq[Expression], creation: SparkPlan): Option[String] = {
+    val scan = scanOf(target)
+    val bytes = scanBytes(scan)
+    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
+    val partitionColumns = scan match {
+      case s: FileSourceScanExec => s.relation.partitionSchema.fieldNames.toSeq
+      case _ => Nil
+    }
+    val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
+    val name = scan.nodeName
+    if (bytes < minBytes) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
+    else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
+      Some(s"$name: the key is a partition column (dynamic partition pruning's)")
+    else if (!hasSelectiveFilter(creation) &&
+        BigDecimal(sizeOf(creation)) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
+      Some(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
+    else None
+  }
+
+  private def scanOf(target: SparkPlan): SparkPlan = target match {
+    case f: DynamicFilterExec => scanOf(f.child)
+    case f: FilterExec => scanOf(f.child)
+    case scan => scan
+  }
+
+  /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */
+  private def scanBytes(scan: SparkPlan): BigInt = scan match {
+    case s: FileSourceScanExec =>
+      val all = math.max(s.relation.dataSchema.map(_.dataType.defaultSize).sum, 1)
+      val read = s.requiredSchema.map(_.dataType.defaultSize).sum
+      BigInt(s.relation.sizeInBytes) * read / all
+    case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
+    case other => sizeOf(other)
+  }
+
+  /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
+   * the first logical plan it links to. */
+  private def sizeOf(plan: SparkPlan): BigInt = plan match {
+    case s: QueryStageExec if s.isMaterialized => s.getRuntimeStatistics.sizeInBytes
+    case s: QueryStageExec => sizeOf(s.plan)
+    case r: ReusedExchangeExec => sizeOf(r.child)
+    case _ => plan.logicalLink.map(_.stats.sizeInBytes).getOrElse(
+      if (plan.children.isEmpty) BigInt(Long.MaxValue) else plan.children.map(sizeOf).sum)
+  }
+
+  /** A filter that can drop rows (not only NULL checks, which every join key gets), also inside stages. */
+  private def hasSelectiveFilter(plan: SparkPlan): Boolean = plan.exists {
+    case FilterExec(condition, _) => splitConjunctivePredicates(condition).exists(!_.isInstanceOf[IsNotNull])
+    case s: QueryStageExec => hasSelectiveFilter(s.plan)
+    case r: ReusedExchangeExec => hasSelectiveFilter(r.child)
+    case _ => false
+  }
+
+  /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
+   * for both, which a filter in one copy would undo. */
+  private def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
+    val all = plan.collectWithSubqueries {
+      case s: QueryStageExec => s.plan.canonicalized
+      case r: ReusedExchangeExec => r.child.canonicalized
+      case e: Exchange => e.canonicalized
+    }
+    val counts = all.groupBy(identity).map { case (k, v) => k -> v.size }
+    val withCopies = counts.filter(_._2 > 1).keySet
+    e => withCopies.nonEmpty && withCopies.contains(e.canonicalized)
+  }
+}
+
+/** Without AQE: [[PlaceDynamicFilters]] after EnsureRequirements, before exchange reuse. */
+object PlaceDynamicFiltersColumnarRule extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = PlaceDynamicFilters
+}

@@ -1,0 +1,174 @@
+package sieve.dynamicfilter
+
+import java.nio.file.Files
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+
+import sieve.SieveSessionSuite
+
+/** Where dynamic filters go: on which scans, through which operators, and where not — answers equal to
+ * vanilla Spark's in every case, with AQE on and off, broadcast and sort-merge joins. */
+class PlaceDynamicFiltersSuite extends SieveSessionSuite {
+  private lazy val dir = Files.createTempDirectory("sieve-place").toFile
+
+  /** fact: 40,000 rows, k in [0, 2000), k2 in [0, 500); fact2 the same shape (a union's other branch);
+   * d1: 2,000 rows, unique k, cat = k % 100; d2: 500 rows, unique k2, grp = k2 % 50;
+   * fact_by_p: fact partitioned by p = k2 % 4. */
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "CAST(id % 500 AS INT) AS k2", "id AS v")
+      .write.parquet(s"$dir/fact")
+    spark.range(40000).selectExpr("CAST(id % 1999 AS INT) AS k", "CAST(id % 499 AS INT) AS k2", "id AS v")
+      .write.parquet(s"$dir/fact2")
+    spark.range(2000).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat").write.parquet(s"$dir/d1")
+    spark.range(500).selectExpr("CAST(id AS INT) AS k2", "CAST(id % 50 AS INT) AS grp").write.parquet(s"$dir/d2")
+    spark.read.parquet(s"$dir/fact").selectExpr("*", "k2 % 4 AS p").write.partitionBy("p").parquet(s"$dir/fact_by_p")
+  }
+
+  private def views(s: SparkSession): Unit =
+    Seq("fact", "fact2", "d1", "d2", "fact_by_p").foreach(t => s.read.parquet(s"$dir/$t").createOrReplaceTempView(t))
+
+  private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
+
+  private def eager[T](extra: (String, String)*)(body: => T): T =
+    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0") ++ extra: _*)(body)
+
+  private val strategies = Seq("broadcast" -> "10485760", "sort-merge" -> "-1")
+  private def joins(threshold: String) =
+    Seq("spark.sql.autoBroadcastJoinThreshold" -> threshold, "spark.sql.adaptive.autoBroadcastJoinThreshold" -> threshold)
+
+  private def filters(df: DataFrame): Seq[DynamicFilterExec] =
+    collectWithSubqueries(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
+
+  /** The table each filter operator sits on, with the creation keys of each of its filters. */
+  private def placement(df: DataFrame): Seq[(String, Seq[String])] = filters(df).map { f =>
+    (table(f.child), f.creationKeys.map(_.flatMap(_.references.map(_.name)).mkString(",")).sorted)
+  }.sortBy(_._1)
+
+  private def table(plan: SparkPlan): String = plan.collectLeaves().head match {
+    case s: FileSourceScanExec => s.relation.location.rootPaths.head.getName
+    case _: InMemoryTableScanExec | _: TableCacheQueryStageExec => "cached"
+    case other => other.nodeName
+  }
+
+  private def rowsOut(f: DynamicFilterExec): Long = f.metrics("numOutputRows").value
+
+  private val star =
+    "SELECT f.v, d1.cat, d2.grp FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON f.k2 = d2.k2 WHERE d1.cat < 10 AND d2.grp = 3"
+
+  strategies.foreach { case (strategy, threshold) =>
+    testWithAndWithoutAqe(s"a three-way star join, $strategy: both dimensions' keys filter the fact scan") {
+      eager(joins(threshold): _*) {
+        val df = checkAnswerAgainstVanilla(sql(star))
+        assert(placement(df) === Seq("fact" -> Seq("k", "k2")), df.queryExecution.executedPlan)
+        val Seq(f) = filters(df)
+        // k % 100 < 10 and k % 50 = 3 (k2 = k % 500): k % 100 = 3, 400 of 40,000 rows
+        assert(rowsOut(f) === 400, df.queryExecution.executedPlan)
+        // d2's filter (10 keys, 2% of the rows) tested first, d1's (200 keys) on what it kept
+        def m(name: String) = f.metrics(name).value
+        assert(m("rowsTested1") === 40000 && m("rowsKept1") === 800 && m("rowsTested0") === 800 &&
+          m("rowsKept0") === 400, f.metrics.map { case (k, v) => k -> v.value })
+      }
+    }
+  }
+
+  testWithAndWithoutAqe("through an aggregate's grouping keys, a window's partition keys and a semi join") {
+    eager(joins("-1"): _*) {
+      val aggregate = checkAnswerAgainstVanilla(sql(
+        "SELECT a.k, a.total, d1.cat FROM (SELECT k, SUM(v) AS total FROM fact GROUP BY k) a JOIN d1 ON a.k = d1.k " +
+          "WHERE d1.cat = 7"))
+      assert(placement(aggregate) === Seq("fact" -> Seq("k")))
+      assert(rowsOut(filters(aggregate).head) === 400)
+      val window = checkAnswerAgainstVanilla(sql(
+        "SELECT w.k, w.r FROM (SELECT k, v, RANK() OVER (PARTITION BY k ORDER BY v) AS r FROM fact) w " +
+          "JOIN d1 ON w.k = d1.k WHERE d1.cat = 7"))
+      assert(placement(window) === Seq("fact" -> Seq("k")))
+      val semi = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d1.cat FROM (SELECT * FROM fact WHERE k2 IN (SELECT k2 FROM d2 WHERE grp = 3)) f " +
+          "JOIN d1 ON f.k = d1.k WHERE d1.cat < 10"))
+      assert(placement(semi) === Seq("fact" -> Seq("k", "k2")), semi.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("into every branch of a UNION ALL, and onto a cached table") {
+    eager(joins("-1"): _*) {
+      val union = checkAnswerAgainstVanilla(sql(
+        "SELECT u.v, d1.cat FROM (SELECT k, v FROM fact UNION ALL SELECT k, v FROM fact2) u JOIN d1 ON u.k = d1.k " +
+          "WHERE d1.cat = 7"))
+      assert(placement(union) === Seq("fact" -> Seq("k"), "fact2" -> Seq("k")))
+      val cached = spark.read.parquet(s"$dir/fact").cache()
+      try {
+        cached.count()
+        cached.createOrReplaceTempView("fact_cached")
+        vanilla.read.parquet(s"$dir/fact").createOrReplaceTempView("fact_cached")
+        val df = checkAnswerAgainstVanilla { s => views(s)
+          s.sql("SELECT f.v FROM fact_cached f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7") }
+        assert(placement(df) === Seq("cached" -> Seq("k")))
+        assert(rowsOut(filters(df).head) === 400)
+      } finally cached.unpersist()
+    }
+  }
+
+  testWithAndWithoutAqe("across an inner join's key equality: both of its sides") {
+    eager(joins("-1"): _*) {
+      // fact2's k equals fact's k in every joined row: d1's keys prune both scans
+      val df = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, g.v, d1.cat FROM fact f JOIN fact2 g ON f.k = g.k AND f.k2 = g.k2 JOIN d1 ON f.k = d1.k " +
+          "WHERE d1.cat = 7"))
+      assert(placement(df).map(_._1) === Seq("fact", "fact2"), df.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("never through an outer join's preserved side, nor a nondeterministic projection") {
+    eager(joins("-1"): _*) {
+      // fact is preserved by the LEFT JOIN: d2's keys (joined above it) do not reach its scan
+      val preserved = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d1.cat, d2.grp FROM fact f LEFT JOIN (SELECT * FROM d1 WHERE cat < 10) d1 ON f.k = d1.k " +
+          "JOIN d2 ON f.k2 = d2.k2 WHERE d2.grp = 3"))
+      assert(!placement(preserved).exists { case (t, ks) => t == "fact" && ks.contains("k2") },
+        preserved.queryExecution.executedPlan)
+      val random = filters(spark.sql(
+        "SELECT f.v FROM (SELECT k, v, rand(1) AS r FROM fact) f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7 AND f.r < 2"))
+      assert(random.isEmpty)
+    }
+  }
+
+  testWithAndWithoutAqe("partitioned fact: the partition key stays DPP's, the other joins add filters on the same scan") {
+    eager(joins("10485760"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v FROM fact_by_p f JOIN (SELECT k2 % 4 AS p FROM d2 WHERE grp = 3) dp ON f.p = dp.p " +
+          "JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"))
+      assert(placement(df) === Seq("fact_by_p" -> Seq("k")), df.queryExecution.executedPlan)
+      val scans = collectWithSubqueries(df.queryExecution.executedPlan) {
+        case s: FileSourceScanExec if s.relation.location.rootPaths.head.getName == "fact_by_p" => s
+      }
+      assert(scans.size === 1 && scans.head.partitionFilters.exists(_.toString.contains("dynamicpruning")),
+        df.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("an exchange used twice keeps its reuse: no filter inside one copy") {
+    eager(joins("-1"): _*) {
+      val q = "WITH a AS (SELECT k, SUM(v) AS s FROM fact GROUP BY k) " +
+        "SELECT x.k, x.s, y.s FROM a x JOIN a y ON x.k = y.k JOIN d1 ON x.k = d1.k WHERE d1.cat = 7"
+      val df = checkAnswerAgainstVanilla(sql(q))
+      def factScans(s: SparkSession) = {
+        views(s)
+        val plan = s.sql(q).queryExecution.executedPlan
+        collectWithSubqueries(plan) { case f: FileSourceScanExec if f.relation.location.rootPaths.head.getName == "fact" => f }.size
+      }
+      assert(factScans(spark) <= factScans(vanilla), df.queryExecution.executedPlan)
+    }
+  }
+
+  test("explain says why a join got no filter") {
+    views(spark)
+    val df = spark.sql("SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7")
+    df.collect()
+    val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+    assert(text.contains("joins without a dynamic filter") && text.contains("< minApplicationBytes"), text)
+  }
+}
