@@ -27,7 +27,8 @@ object Preconditions {
 
   def deterministic(e: Expression): Boolean = e.deterministic
 
-  def deterministic(plan: LogicalPlan): Boolean = plan.deterministic
+  /** Every expression of every operator of a planned `plan` is deterministic. */
+  def deterministic(plan: SparkPlan): Boolean = plan.find(!_.expressions.forall(_.deterministic)).isEmpty
 
   /** True only for expressions known never to raise, whatever their input: a whitelist, so anything
    * new or unknown (arithmetic under ANSI, casts that can fail, UDFs, raise_error) counts as raising.
@@ -60,5 +61,5 @@ object Preconditions {
    * reuses one exchange for both only with exchange reuse on (AQE's stage cache too), and a
    * nondeterministic side computed twice would give the filter other rows than the join. */
   def sharedForCertain(creation: SparkPlan, conf: SQLConf): Boolean =
-    conf.exchangeReuseEnabled && creation.find(!_.expressions.forall(_.deterministic)).isEmpty
+    conf.exchangeReuseEnabled && deterministic(creation)
 }

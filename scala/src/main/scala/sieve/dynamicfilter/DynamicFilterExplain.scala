@@ -12,21 +12,32 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
     collectWithSubqueries(plan) { case f: DynamicFilterExec => f }.map { f =>
       def m(name: String) = f.metrics(name).value
       def mi(name: String, i: Int) = f.metrics(f.metricName(name, i)).value
-      val scan = f.child.collectLeaves().headOption.map(_.nodeName).getOrElse("?")
-      (Seq(s"DynamicFilter on $scan: ${m("numInputRows")} rows in, ${m("numOutputRows")} out") ++
+      (Seq(f.simpleString(25), s"  rows:    ${m("numInputRows")} in, ${m("numOutputRows")} out") ++
         (0 until f.filterCount).flatMap { i =>
-          Seq(
-            s"  ${i + 1}. ${f.describeFilter(i)}",
-            s"     filter:  ${f.filterDescription(i)}",
-            s"     rows:    ${mi("rowsTested", i)} tested, ${mi("rowsKept", i)} kept" +
+          (if (f.filterCount > 1) Seq(s"  -- filter ${i + 1}: ${f.describeFilter(i)}") else Nil) ++ Seq(
+            s"  filter:  ${f.filterDescription(i)}",
+            s"  tested:  ${mi("rowsTested", i)} rows, ${mi("rowsKept", i)} kept" +
               (if (mi("passThroughTasks", i) > 0) s" (${mi("passThroughTasks", i)} tasks passed the rest through)"
                else ""),
-            s"     keys:    ${mi("numKeys", i)} collected in ${mi("buildTime", i)} ms" +
+            s"  keys:    ${mi("numKeys", i)} collected in ${mi("buildTime", i)} ms" +
               (if (mi("filterBytes", i) > 0) s", filter of ${mi("filterBytes", i)} bytes" else ""),
-            s"     scan:    ${mi("filesSkipped", i)} files, ${mi("rowGroupsSkipped", i)} row groups " +
+            s"  scan:    ${mi("filesSkipped", i)} files, ${mi("rowGroupsSkipped", i)} row groups " +
               s"(${mi("rowsSkipped", i)} rows) skipped by footer statistics in ${mi("footerTime", i)} ms")
         }).mkString("\n")
     }
+
+  /** How many filters sit below another join than the one whose keys they test (tests and benches ask). */
+  def throughOtherJoins(plan: SparkPlan): Int =
+    collectWithSubqueries(plan) { case EquiJoin(j) => j }.map { j =>
+      val exchanges = (j.leftExchange ++ j.rightExchange).toSeq
+      def count(p: SparkPlan, crossed: Boolean): Int = p match {
+        case f: DynamicFilterExec =>
+          if (crossed) f.creations.count(c => exchanges.exists(_.sameResult(c))) else 0
+        case EquiJoin(_) => p.children.map(count(_, crossed = true)).sum
+        case _ => p.children.map(count(_, crossed)).sum
+      }
+      count(j.left, crossed = false) + count(j.right, crossed = false)
+    }.sum
 
   private def unfiltered(plan: SparkPlan): Option[String] = {
     val joins = collectWithSubqueries(plan) { case p @ EquiJoin(j) if p.getTagValue(PlaceDynamicFilters.NoFilter).isDefined =>

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
@@ -119,7 +119,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case _ => Nil
     }
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
-    val name = scan.nodeName
+    val name = scan match {
+      case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
+      case _ => "the cached table"
+    }
     if (bytes < minBytes) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
@@ -148,6 +151,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
    * the first logical plan it links to. */
   private def sizeOf(plan: SparkPlan): BigInt = plan match {
+    // a broadcast stage's size is its hash relation's (a long-keyed one can be a dense array over the key
+    // range): its rows, at the width of its columns
+    case s: BroadcastQueryStageExec if s.isMaterialized && s.getRuntimeStatistics.rowCount.isDefined =>
+      s.getRuntimeStatistics.rowCount.get * (8 + s.output.map(_.dataType.defaultSize).sum)
     case s: QueryStageExec if s.isMaterialized => s.getRuntimeStatistics.sizeInBytes
     case s: QueryStageExec => sizeOf(s.plan)
     case r: ReusedExchangeExec => sizeOf(r.child)
