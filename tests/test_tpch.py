@@ -1,0 +1,53 @@
+"""TPC-H answer equality: each of the 22 queries with spark-sieve on (dynamic filters forced onto every
+join the rule allows) equals vanilla Spark's (``spark.sieve.enabled=false``), AQE on and off. Data at
+sf=0.01 from tpchgen-cli (tests/tpch.py), cached under ``$SIEVE_CACHE/tpch``; answers compared as
+multisets (the final LIMIT stripped, as in test_tpcds.py)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import tpch
+from answers import diff_answers
+from plans import dynamic_filters
+
+CACHE = Path(os.environ.get("SIEVE_CACHE") or Path(__file__).resolve().parent.parent / ".cache") / "tpch"
+QUERIES = tpch.queries()
+_FILTERED = {}   # query number -> dynamic filter operators in sieve's plan (AQE on)
+
+
+@pytest.fixture(scope="module")
+def tpch_spark(spark):
+    spark.sparkContext.setLogLevel("ERROR")
+    tpch.register(spark, tpch.generate(CACHE / "sf0.01", 0.01, parts=2))
+    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    yield spark
+    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes"):
+        spark.conf.unset(key)
+
+
+def _rows(spark, sql, sieve_on, aqe_on):
+    spark.conf.set("spark.sieve.enabled", str(sieve_on).lower())
+    spark.conf.set("spark.sql.adaptive.enabled", str(aqe_on).lower())
+    df = spark.sql(sql)
+    return [tuple(r) for r in df.collect()], df
+
+
+@pytest.mark.parametrize("aqe_on", [True, False], ids=["aqe_on", "aqe_off"])
+@pytest.mark.parametrize("n", sorted(QUERIES), ids=[f"q{n:02d}" for n in sorted(QUERIES)])
+def test_sieve_matches_vanilla(tpch_spark, n, aqe_on):
+    expected, _ = _rows(tpch_spark, QUERIES[n], sieve_on=False, aqe_on=aqe_on)
+    got, df = _rows(tpch_spark, QUERIES[n], sieve_on=True, aqe_on=aqe_on)
+    d = diff_answers(expected, got)
+    assert d is None, (f"TPC-H q{n} (AQE {aqe_on}): {len(d[0])} rows only in vanilla's answer, {len(d[1])} only "
+                       f"in sieve's: {d[0][:3]} / {d[1][:3]}\n{df._jdf.queryExecution().executedPlan().toString()}")
+    if aqe_on:
+        _FILTERED[n] = len(dynamic_filters(df))
+
+
+def test_dynamic_filters_fire_on_most_queries(tpch_spark):
+    """Not vacuous: most plans above held a filter (measured 16 of 22 at sf=0.01 with filters forced)."""
+    filtered = sorted(n for n, count in _FILTERED.items() if count)
+    assert len(_FILTERED) == len(QUERIES), "run with test_sieve_matches_vanilla"
+    assert len(filtered) >= 14, f"only {len(filtered)} TPC-H plans hold a dynamic filter: {filtered}"
