@@ -37,10 +37,15 @@ The `plans` column is read from each variant's final (adaptive) plan: the join S
 hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is in it, +DF when a
 spark-sieve dynamic filter is.
 
---tpcds SF adds a TPC-DS section (data and queries from tests/tpcds.py, cached under .cache/bench/; --no-star
-runs it alone): each
-query's time under the chosen variants (join mode: Spark's defaults; the queries as the suite writes them,
-LIMIT included), the ratios, the suite totals and which queries got a dynamic filter.
+--tpcds SF adds a TPC-DS section (data and queries from tests/tpcds.py, cached under .cache/bench/;
+--partitioned with the fact tables partitioned by their date key), --tpch SF a TPC-H section (tests/tpch.py:
+tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over the star fact; --no-star
+leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
+the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
+holds a dynamic filter; the ratios, the totals (all, and the queries with a filter) and which queries got one.
+
+    dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
+    dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
 """
 
 import argparse
@@ -318,6 +323,43 @@ def bench_star(spark, args, variants, sieve_conf):
     return results
 
 
+# Three dimensions, written least selective first (as a user might): qty (1..50) keeps 80%, channel keeps
+# one of three, the dim 1%. Vanilla Spark joins in that order; spark-sieve puts all three keys on the fact scan.
+STAR3 = ("SELECT d.cat, sum(f.amount) AS amount, count(*) AS n FROM bench_fact f "
+         "JOIN bench_qty q ON f.qty = q.qty JOIN bench_channel c ON f.channel = c.channel "
+         "JOIN bench_dim d ON f.k = d.k WHERE q.qty <= 40 AND c.channel = 'store' AND d.cat < 10 GROUP BY d.cat")
+
+
+def bench_star3(spark, args, variants, sieve_conf):
+    """One row per layout and join mode: the three-dimension star join STAR3."""
+    paths = star_tables(spark, args.fact_rows, args.dim_rows, args.layouts.split(","), args.row_group_mb)
+    spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
+    spark.range(1, 51).selectExpr("CAST(id AS INT) AS qty", "id % 5 AS size").createOrReplaceTempView("bench_qty")
+    spark.createDataFrame([("store", 1), ("web", 2), ("catalog", 3)], "channel STRING, code INT") \
+        .createOrReplaceTempView("bench_channel")
+    all_variants = variant_settings(sieve_conf)
+    all_parts = list(MODES.values()) + list(all_variants.values())
+    print("\n## Three-dimension star join (least selective dimension written first: qty 80%, channel 33%, "
+          "dim 1%)\n")
+    print("| layout | join | " + " | ".join(variants) + " | vanilla/sieve | bloom/sieve | plans |")
+    print("|---|---|" + "---|" * (len(variants) + 3), flush=True)
+    for layout in args.layouts.split(","):
+        spark.read.parquet(paths[layout]).createOrReplaceTempView("bench_fact")
+        for mode in args.modes.split(","):
+            plans, answers = {}, {}
+            actions = {v: collect(spark, STAR3, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
+                                  plans, v, answers) for v in variants}
+            times, errors = medians(spark, actions, args.runs, args.limit)
+            for v in wrong_answers(answers):
+                errors[v], times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
+            notes = " · ".join(f"{v} {plan_note(plans.get(v))}" for v in variants)
+            print(f"| {layout} | {mode} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
+                  + f" | {ratio(times.get('vanilla'), times.get('sieve'))} | {ratio(times.get('bloom'), times.get('sieve'))}"
+                  + f" | {notes} |", flush=True)
+            for v, e in errors.items():
+                print(f"\nfailed — {v}: {e} ({layout}/{mode})")
+
+
 def _check(value, ok, text):
     if value is None:
         return f"not measured ({text})"
@@ -352,30 +394,44 @@ def goals(results):
               + _check(r(t.get("sieve"), t.get("vanilla")), lambda x: x <= 1.05, "sieve/vanilla"))
 
 
-# ---- TPC-DS ------------------------------------------------------------------------------------
+# ---- TPC-DS and TPC-H ----------------------------------------------------------------------------
 
-def _tpcds_module():
+def _suite(name, sf, spark, partitioned=False):
+    """(title, {number: sql}, skipped) of a query suite (tests/tpcds.py or tests/tpch.py), its data
+    generated once under .cache/bench/ and registered as temp views; None with the reason if it cannot run."""
     try:
-        import tpcds  # noqa: PLC0415 - tests/tpcds.py: generate(out_dir, sf), queries(), register(spark, dir), SKIPPED
+        import tpcds  # noqa: PLC0415 - tests/tpcds.py
+        import tpch  # noqa: PLC0415 - tests/tpch.py
     except ImportError as e:
         return None, str(e)
-    return tpcds, None
-
-
-def bench_tpcds(spark, sf, args, variants, sieve_conf):
-    print(f"\n## TPC-DS at scale factor {sf:g} (join mode: Spark's defaults; median of {args.runs} interleaved "
-          f"run(s) after a warm-up round, limit {args.limit:.0f}s per run)\n")
-    tpcds, error = _tpcds_module()
-    if tpcds is None:
-        print(f"not run: tests/tpcds.py cannot be imported ({error})")
-        return
-    out_dir = os.path.join(DATA, f"tpcds_sf{sf:g}")
     start = time.perf_counter()
-    tpcds.generate(out_dir, sf)       # a no-op when out_dir already holds this scale factor
-    print(f"data: {out_dir} (tpcds.generate took {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
-    tpcds.register(spark, out_dir)
-    texts = tpcds.queries(strip_limit=False)   # timed as the suite writes them, LIMIT included
-    skipped = tpcds.SKIPPED
+    if name == "tpch":
+        out_dir = tpch.generate(os.path.join(DATA, f"tpch_sf{sf:g}"), sf, parts=max(2, int(sf * 4)))
+        tpch.register(spark, out_dir)
+        texts, skipped, title = tpch.queries(strip_limit=False), {}, "TPC-H"
+    else:
+        out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
+        part_dir = (tpcds.generate_partitioned(spark, out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_partitioned"), sf)
+                    if partitioned else None)
+        tpcds.register(spark, out_dir, part_dir)
+        texts, skipped = tpcds.queries(strip_limit=False), tpcds.SKIPPED
+        title = "TPC-DS" + (" (fact tables partitioned by their date key)" if partitioned else "")
+    print(f"data: {out_dir} (generated or found in {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
+    return (title, texts, skipped), None
+
+
+def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitioned=False):
+    """Every query of the suite under each variant, interleaved: once (after a warm-up round), and
+    --runs times when a spark-sieve plan of it holds a dynamic filter (the queries whose plan it changes)."""
+    print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
+          f"changes: median of {args.runs} interleaved runs after a warm-up round, the others 1; limit "
+          f"{args.limit:.0f}s per run)\n")
+    suite, error = _suite(name, sf, spark, partitioned)
+    if suite is None:
+        print(f"not run: the suite's module cannot be imported ({error})")
+        return
+    title, texts, skipped = suite
+    print(f"### {title}\n")
     all_variants = variant_settings(sieve_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
@@ -383,49 +439,55 @@ def bench_tpcds(spark, sf, args, variants, sieve_conf):
            if a in variants and b in variants]
     sieves = [v for v in variants if v.startswith("sieve")]
 
-    print("| query | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat)
+    print("| query | runs | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat)
           + "".join(f" | DFs ({v})" for v in sieves) + " |")
-    print("|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
+    print("|---|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
+    changed_totals = {v: 0.0 for v in variants}
     for number, sql in sorted(texts.items()):
-        name = f"q{number}" if isinstance(number, int) else str(number)
-        if args.tpcds_queries and str(number) not in args.tpcds_queries.split(","):
+        name_q = f"q{number}" if isinstance(number, int) else str(number)
+        if only and str(number) not in only.split(","):
             continue
-        if number in skipped or name in skipped:
-            skipped_names.append(name)
+        if number in skipped or name_q in skipped:
+            skipped_names.append(name_q)
             continue
         plans = {}
         actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
-        times, errors = medians(spark, actions, args.runs, args.limit)
-        dfs = {v: plans.get(v, "").count("DynamicFilter ") for v in sieves}
+        times, errors = medians(spark, actions, 1, args.limit)
+        dfs = {v: plans.get(v, "").split("== Initial Plan ==")[0].count("DynamicFilter ") for v in sieves}
+        runs = 1
+        if any(dfs.values()) and args.runs > 1 and not errors:
+            runs = args.runs
+            times, errors = medians(spark, actions, runs, args.limit)
         for v in sieves:
             if dfs[v]:
-                with_df.setdefault(v, []).append(name)
-        failed += [f"{name} under {v}: {e}" for v, e in errors.items()]
+                with_df.setdefault(v, []).append(name_q)
+        failed += [f"{name_q} under {v}: {e}" for v, e in errors.items()]
         if not errors and all(times[v] is not None for v in variants):
             measured += 1
             for v in variants:
                 totals[v] += times[v]
+                if any(dfs.values()):
+                    changed_totals[v] += times[v]
         else:
             cut += 0 if errors else 1
-        print(f"| {name} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
+        print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
               + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
               + "".join(f" | {dfs[v] or ''}" for v in sieves) + " |", flush=True)
-    if not measured:
-        totals = {v: None for v in variants}
-    print(f"| **total** ({measured} queries measured under every variant) | "
-          + " | ".join(fmt(totals[v], args.limit) if measured else "-" for v in variants)
-          + "".join(f" | {ratio(totals[a], totals[b])}" for a, b in rat) + " |" * len(sieves) + " |")
+    for label, t in (("total", totals), ("queries with a filter", changed_totals)):
+        print(f"| **{label}** ({measured} measured) | | "
+              + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
+              + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat) + " |" * len(sieves) + " |")
     if cut:
         print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
     if failed:
         print("\nfailed (left out of the totals):\n" + "\n".join(f"- {f}" for f in failed))
     for v in sieves:
         names = with_df.get(v, [])
-        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)}"
+        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {len(texts) - len(skipped)}"
               + (f" ({', '.join(names)})" if names else ""))
     if skipped_names:
-        print(f"\nskipped (tests/tpcds.py SKIPPED): {', '.join(skipped_names)}")
+        print(f"\nskipped: {', '.join(skipped_names)}")
 
 
 # ---- main --------------------------------------------------------------------------------------
@@ -449,6 +511,11 @@ def main(argv=None):
     p.add_argument("--row-group-mb", type=float, default=8, help="Parquet row group size of the fact files")
     p.add_argument("--tpcds", type=float, metavar="SF", help="add the TPC-DS section at this scale factor")
     p.add_argument("--tpcds-queries", help="comma-separated query numbers (default: all 99)")
+    p.add_argument("--partitioned", action="store_true",
+                   help="TPC-DS with the fact tables partitioned by their date key (Spark's DPP acts too)")
+    p.add_argument("--tpch", type=float, metavar="SF", help="add the TPC-H section (tpchgen-cli data) at this scale factor")
+    p.add_argument("--tpch-queries", help="comma-separated query numbers (default: all 22)")
+    p.add_argument("--star3", action="store_true", help="add the three-dimension star join")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
     add_jar_argument(p)
@@ -472,8 +539,12 @@ def main(argv=None):
     start = time.perf_counter()
     if not args.no_star:
         goals(bench_star(spark, args, variants, args.sieve_conf))
+    if args.star3:
+        bench_star3(spark, args, variants, args.sieve_conf)
     if args.tpcds:
-        bench_tpcds(spark, args.tpcds, args, variants, args.sieve_conf)
+        bench_suite(spark, "tpcds", args.tpcds, args, variants, args.sieve_conf, args.tpcds_queries, args.partitioned)
+    if args.tpch:
+        bench_suite(spark, "tpch", args.tpch, args, variants, args.sieve_conf, args.tpch_queries)
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()
 
