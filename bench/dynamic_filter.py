@@ -49,6 +49,7 @@ holds a dynamic filter; the ratios, the totals (all, and the queries with a filt
 """
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -400,16 +401,17 @@ def _suite(name, sf, spark, partitioned=False):
     """(title, {number: sql}, skipped) of a query suite (tests/tpcds.py or tests/tpch.py), its data
     generated once under .cache/bench/ and registered as temp views; None with the reason if it cannot run."""
     try:
-        import tpcds  # noqa: PLC0415 - tests/tpcds.py
-        import tpch  # noqa: PLC0415 - tests/tpch.py
+        suite = importlib.import_module(name)  # tests/tpcds.py or tests/tpch.py
     except ImportError as e:
         return None, str(e)
     start = time.perf_counter()
     if name == "tpch":
+        tpch = suite
         out_dir = tpch.generate(os.path.join(DATA, f"tpch_sf{sf:g}"), sf, parts=max(2, int(sf * 4)))
         tpch.register(spark, out_dir)
         texts, skipped, title = tpch.queries(strip_limit=False), {}, "TPC-H"
     else:
+        tpcds = suite
         out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
         part_dir = (tpcds.generate_partitioned(spark, out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_partitioned"), sf)
                     if partitioned else None)
