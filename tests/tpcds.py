@@ -7,7 +7,8 @@ run time). The extension is compiled for one exact DuckDB release, which is why 
 
 - ``generate(out_dir, scale_factor)`` runs ``CALL dsdgen(sf=...)`` and writes each of the 24 tables as
   Parquet into ``out_dir/<table>/part-0.parquet``, with small row groups (``ROW_GROUP_SIZE``) so that the
-  fact tables span several row groups and row-group pruning gets exercised. It is cached: a marker file
+  fact tables span several row groups and row-group pruning gets exercised (from sf=1 up, DuckDB's default
+  size). It is cached: a marker file
   ``out_dir/_tpcds_sf<sf>.json`` that records the generator versions and layout makes it a no-op.
 - ``queries()`` returns ``{query_number: spark_sql}`` for the 99 queries of ``tpcds_queries()``,
   transpiled from DuckDB's dialect with sqlglot. DuckDB's copies already spell date arithmetic as
@@ -65,8 +66,14 @@ PARTITION_KEYS = {
 # dsdgen's smallest working scale: at sf=0.001 it was still spinning after 10 minutes (extension 1.5.5).
 MIN_SCALE_FACTOR = 0.01
 
-# Rows per Parquet row group: store_sales at sf=0.01 (28,810 rows) gets 8 of them.
+# Rows per Parquet row group: store_sales at sf=0.01 (28,810 rows) gets 8 of them. From sf=1 up (the
+# benches), DuckDB's default: 4,096-row groups would make sf=10's store_sales 7,000 of them.
 ROW_GROUP_SIZE = 4096
+LARGE_ROW_GROUP_SIZE = 122_880
+
+
+def _row_group_size(scale_factor) -> int:
+    return ROW_GROUP_SIZE if scale_factor < 1 else LARGE_ROW_GROUP_SIZE
 
 # {query_number: "why it cannot run on Spark"}. Empty: every query transpiles and runs on Spark 4.3.
 SKIPPED: dict = {}
@@ -89,9 +96,10 @@ def _extension_path() -> str:
     return str(found[-1])
 
 
-def connect() -> "duckdb.DuckDBPyConnection":
-    """An in-memory DuckDB connection with the tpcds extension loaded from the Python package."""
-    con = duckdb.connect()
+def connect(database=":memory:") -> "duckdb.DuckDBPyConnection":
+    """A DuckDB connection (in memory unless ``database`` names a file) with the tpcds extension loaded
+    from the Python package."""
+    con = duckdb.connect(str(database))
     con.execute("SET enable_progress_bar = false")
     path = _extension_path()
     try:
@@ -111,7 +119,7 @@ def _generator_id(scale_factor) -> dict:
     from importlib.metadata import version
     return {"scale_factor": scale_factor, "duckdb": duckdb.__version__,
             "duckdb-extension-tpcds": version("duckdb-extension-tpcds"),
-            "row_group_size": ROW_GROUP_SIZE, "tables": list(TABLES)}
+            "row_group_size": _row_group_size(scale_factor), "tables": list(TABLES)}
 
 
 def _build_once(out_dir: Path, marker_name: str, want: dict, build) -> Path:
@@ -147,13 +155,17 @@ def generate(out_dir, scale_factor=0.01) -> Path:
         raise ValueError(f"scale_factor {scale_factor} < {MIN_SCALE_FACTOR}: dsdgen does not finish below it")
 
     def build(tmp):
-        con = connect()
+        # from sf=1 up the generated tables live in a database file, which DuckDB can page out of memory
+        database = tmp / "dsdgen.duckdb" if scale_factor >= 1 else ":memory:"
+        con = connect(database)
         con.execute(f"CALL dsdgen(sf={scale_factor})")
         for table in TABLES:
             (tmp / table).mkdir()
             con.execute(f"COPY {table} TO '{tmp / table / 'part-0.parquet'}' "
-                        f"(FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
+                        f"(FORMAT parquet, ROW_GROUP_SIZE {_row_group_size(scale_factor)})")
         con.close()
+        for leftover in tmp.glob("dsdgen.duckdb*"):
+            leftover.unlink()
 
     return _build_once(Path(out_dir), _marker_name(scale_factor), _generator_id(scale_factor), build)
 

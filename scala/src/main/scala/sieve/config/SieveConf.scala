@@ -100,8 +100,10 @@ object SieveConf {
 
   val DYNAMIC_FILTER_MAX_PASS_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.maxPassRatio", default = 0.9,
-    "A task that sees its filter keep more than this fraction of its first rows stops filtering " +
-      "(pass-through): the join drops the same rows anyway.", min = 0.0, max = 1.0)
+    "A filter expected to keep more than this fraction of a Parquet scan's rows (its keys against the " +
+      "key column's values in the scan's footers) is dropped before the scan starts, and a task that sees " +
+      "its filter keep more than this fraction of its first rows stops filtering (pass-through): the join " +
+      "drops the same rows anyway.", min = 0.0, max = 1.0)
 
   val DYNAMIC_FILTER_PUSHDOWN_IN_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.pushdownInSetSize", default = 1000L,

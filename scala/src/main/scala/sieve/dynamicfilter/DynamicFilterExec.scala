@@ -67,7 +67,8 @@ case class DynamicFilterExec(
 
   private val perFilter = Seq(
     "numKeys" -> "keys collected", "inSetKeys" -> "in-set keys", "rowsTested" -> "rows tested",
-    "rowsKept" -> "rows kept", "passThroughTasks" -> "pass-through tasks", "filesSkipped" -> "files skipped",
+    "rowsKept" -> "rows kept", "passThroughTasks" -> "pass-through tasks",
+    "droppedBeforeScan" -> "dropped before the scan", "filesSkipped" -> "files skipped",
     "rowGroupsSkipped" -> "row groups skipped", "rowsSkipped" -> "rows skipped by the scan")
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
@@ -91,10 +92,14 @@ case class DynamicFilterExec(
   @transient @volatile private var chosen: Map[Int, KeySet] = Map.empty
   @transient @volatile private var pushed: Map[Int, Seq[Expression]] = Map.empty
   @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
+  @transient @volatile private var dropped: Map[Int, Double] = Map.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
   def filterDescription(i: Int): String = chosen.get(i) match {
     case None => "not executed yet"
+    case Some(f) if dropped.contains(i) =>
+      f"${f.describe}; dropped before the scan: expected to keep ${dropped(i) * 100}%.0f%% of its rows " +
+        "(the keys against the key column's values in the scan's footers)"
     case Some(f) => f.describe +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
       pruning.get(i).map(c =>
@@ -122,8 +127,26 @@ case class DynamicFilterExec(
    * filters pushed into its scan. */
   private lazy val prepared: SparkPlan = creations.indices.foldLeft(child) { (plan, i) =>
     val filter = build(i)
-    tests(i).filter = sparkContext.broadcast(filter)
-    pushDown(plan, i, filter)
+    expectedKeep(i, filter).filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)) match {
+      case Some(keep) =>
+        dropped += i -> keep
+        m("droppedBeforeScan", i) += 1
+        postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
+        tests(i).filter = sparkContext.broadcast(PassThrough)
+        plan
+      case None =>
+        tests(i).filter = sparkContext.broadcast(filter)
+        pushDown(plan, i, filter)
+    }
+  }
+
+  /** The share of the scan's rows filter `i` is expected to keep ([[KeepEstimate]]), when its scan's
+   * footers say. */
+  private def expectedKeep(i: Int, filter: KeySet): Option[Double] = keys(i) match {
+    case Seq(key: Attribute) =>
+      KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
+        .flatMap(KeepEstimate(filter, _))
+    case _ => None
   }
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()

@@ -9,7 +9,8 @@ import sieve.keyset._
 /**
  * The key probe of a [[DynamicFilterExec]]'s [[KeySetContains]] (in its generated code, or its row
  * iterator). `filter` is set on the driver once the keys are known, before any task is sent.
- * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing. Counts the rows
+ * After `Probe` rows, a task whose test kept more than `maxPass` of them stops testing (a PassThrough
+ * filter, from the start). Counts the rows
  * it tests and keeps (in the task, for [[KeyTestOrder]], and as metrics).
  */
 final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric, rowsTested: SQLMetric, rowsKept: SQLMetric)
@@ -27,9 +28,12 @@ final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric, rowsTested:
   /** The filter's kind and size, for the order of the first rows ([[KeyTestOrder]]). */
   def keySet: KeySet = current
 
-  def containsLong(v: Long): Boolean = passing || count(current.mightContainLong(v))
+  def containsLong(v: Long): Boolean = skip || count(current.mightContainLong(v))
 
-  def containsRow(key: UnsafeRow): Boolean = passing || count(current.mightContain(key))
+  def containsRow(key: UnsafeRow): Boolean = skip || count(current.mightContain(key))
+
+  // a filter dropped on the driver (PassThrough) is not tested, nor counted
+  private def skip: Boolean = passing || (current eq PassThrough) && { passing = true; true }
 
   private def current: KeySet = {
     if (f == null) f = filter.value

@@ -81,20 +81,45 @@ object KeyScanPushdown {
   private def footerPruning(scan: FileSourceScanExec, column: Attribute, ranges: KeyRanges, maxFiles: Long,
       conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit)
       : Option[(HadoopFsRelation, Boolean, KeyPrunedFileIndex.Counts)] = {
+    if (!footersUsable(scan, column, maxFiles, conf)) return None
+    val relation = scan.relation
+    val counts = new KeyPrunedFileIndex.Counts(publish)
+    val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
+      maxFiles, hadoopConf(scan), counts)
+    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(staticFilters(scan)).getOrElse(true), counts))
+  }
+
+  /** The key column's row-group statistics over every file the scan below `plan` may read (its footers,
+   * read once: the footer pruning that follows reuses them), or None when the footers do not give them. */
+  def rowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    scanBelow(plan, key).flatMap { scan =>
+      val column = scan.output.find(_.exprId == key.exprId).get
+      if (!footersUsable(scan, column, maxFiles, conf)) None
+      else {
+        val files = scan.relation.location.listFiles(staticFilters(scan), Nil).flatMap(_.files.map(_.fileStatus))
+        if (files.isEmpty || files.size > maxFiles) None
+        else {
+          val stats = KeyPrunedFileIndex.readAll(files, column.name, conf.caseSensitiveAnalysis, hadoopConf(scan))
+          if (stats.size < files.size) None else Some(stats.values.flatten.toSeq)
+        }
+      }
+    }
+
+  /** A plain Parquet scan of an integral or date data column, whose footers may be read. */
+  private def footersUsable(scan: FileSourceScanExec, column: Attribute, maxFiles: Long, conf: SQLConf): Boolean = {
     val relation = scan.relation
     val resolver = conf.resolver
-    val eligible = relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 &&
+    relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 &&
       !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
       KeyPrunedFileIndex.supports(column.dataType) &&
       relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
       !relation.partitionSchema.exists(f => resolver(f.name, column.name))
-    if (!eligible) return None
-    val counts = new KeyPrunedFileIndex.Counts(publish)
-    val hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
-    val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
-      maxFiles, hadoopConf, counts)
-    // the static partition filters only (DPP's need their subquery run): a superset of the files read
-    val static = scan.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
-    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(static).getOrElse(true), counts))
   }
+
+  private def hadoopConf(scan: FileSourceScanExec) =
+    scan.relation.sparkSession.sessionState.newHadoopConfWithOptions(scan.relation.options)
+
+  // the static partition filters only (DPP's need their subquery run): a superset of the files read
+  private def staticFilters(scan: FileSourceScanExec): Seq[Expression] =
+    scan.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
 }

@@ -164,6 +164,22 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("a filter whose keys would keep nearly every row is dropped before the scan starts") {
+    withDynamicFilters("spark.sieve.dynamicFilter.minSizeRatio" -> "1") { // placed although the dim is unfiltered
+      // every dim key: all 40,000 fact rows match, so the filter is dropped once its keys are known
+      val all = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k"))
+      val Seq(f) = filters(all)
+      assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows"),
+        f.filterDescription(0))
+      assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0)
+      assert(metric(f, "numOutputRows") === 40000 && metric(f, "filesSkipped") === 0)
+      // half the keys, spread over the whole range: expected to keep half, so it stays
+      val half = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat < 50"))
+      val Seq(g) = filters(half)
+      assert(metric(g, "droppedBeforeScan") === 0 && metric(g, "numOutputRows") === 20000, g.filterDescription(0))
+    }
+  }
+
   test("filters are placed on the physical plan: the optimized plan is vanilla's, the placement idempotent") {
     withDynamicFilters("spark.sql.adaptive.enabled" -> "false") {
       views(spark)

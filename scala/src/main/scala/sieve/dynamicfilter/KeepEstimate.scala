@@ -1,0 +1,37 @@
+package sieve.dynamicfilter
+
+import sieve.keyset.{BitmapKeys, BloomKeys, InSetKeys, KeySet}
+import sieve.scan.KeyPrunedFileIndex.RowGroup
+
+/**
+ * The share of a scan's rows a single-column key set is expected to keep, from what is known once the
+ * keys are collected and before the scan starts: how many keys there are and their range, against the
+ * key column's statistics in each row group of the scan's Parquet footers. In a row group whose values
+ * lie in [min, max], the keys that fall in that range (taken as spread evenly over their own range) over
+ * the values it can hold, weighted by the group's rows; an all-NULL row group keeps nothing.
+ * [[DynamicFilterExec]] drops a filter expected to keep more than `maxPassRatio` (a small dimension's
+ * every key, say): testing each row would cost more than the few rows it drops, which the join drops anyway.
+ */
+object KeepEstimate {
+  /** None when the keys do not say how many or over which range (a key set of rows, say). */
+  def apply(keys: KeySet, groups: Seq[RowGroup]): Option[Double] = {
+    val count = keys match {
+      case k: InSetKeys => Some(k.size.toDouble)
+      case k: BitmapKeys => Some(k.keys.toDouble)
+      case k: BloomKeys => Some(k.keys.toDouble)
+      case _ => None
+    }
+    for {
+      n <- count
+      (lo, hi) <- keys.range
+      rows = groups.map(_.rows).sum if rows > 0
+    } yield {
+      val perValue = n / (hi.toDouble - lo + 1)
+      groups.map { g =>
+        val overlap = math.min(hi, g.max).toDouble - math.max(lo, g.min) + 1
+        if (!g.hasValues || overlap <= 0) 0.0
+        else g.rows * math.min(1.0, perValue * overlap / (g.max.toDouble - g.min + 1))
+      }.sum / rows
+    }
+  }
+}
