@@ -1,6 +1,6 @@
 package sieve.dynamicfilter
 
-import sieve.keyset.{BitmapKeys, BloomKeys, InSetKeys, KeySet}
+import sieve.keyset.{BitmapKeys, InSetKeys, KeySet}
 import sieve.scan.KeyPrunedFileIndex.RowGroup
 
 /**
@@ -13,12 +13,12 @@ import sieve.scan.KeyPrunedFileIndex.RowGroup
  * every key, say): testing each row would cost more than the few rows it drops, which the join drops anyway.
  */
 object KeepEstimate {
-  /** None when the keys do not say how many or over which range (a key set of rows, say). */
+  /** None when the keys do not say how many distinct ones or over which range (a bloom filter counts
+   * key rows, which may repeat: it would overstate what it keeps). */
   def apply(keys: KeySet, groups: Seq[RowGroup]): Option[Double] = {
     val count = keys match {
       case k: InSetKeys => Some(k.size.toDouble)
-      case k: BitmapKeys => Some(k.keys.toDouble)
-      case k: BloomKeys => Some(k.keys.toDouble)
+      case k: BitmapKeys => Some(k.distinct.toDouble)
       case _ => None
     }
     for {

@@ -113,6 +113,8 @@ final class BitmapKeys(shape: KeyShape, bitmap: LongBitmap, val keys: Long) exte
   def kind: String = "bitmap"
   def exact: Boolean = true
   def bytes: Long = bitmap.bytes
+  /** The distinct keys (`keys` counts the creation side's key rows). */
+  lazy val distinct: Long = bitmap.cardinality
   def describe: String = s"bitmap of $bytes bytes, range [${bitmap.lo}, ${bitmap.hi}]"
   def range: Option[(Long, Long)] = Some((bitmap.lo, bitmap.hi))
   def mightContain(key: UnsafeRow): Boolean = bitmap.contains(toLong(key))
