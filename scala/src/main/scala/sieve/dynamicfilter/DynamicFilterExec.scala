@@ -92,15 +92,17 @@ case class DynamicFilterExec(
   @transient @volatile private var chosen: Map[Int, KeySet] = Map.empty
   @transient @volatile private var pushed: Map[Int, Seq[Expression]] = Map.empty
   @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
-  @transient @volatile private var dropped: Map[Int, Double] = Map.empty
+  @transient @volatile private var expected: Map[Int, Double] = Map.empty
+  @transient @volatile private var dropped: Set[Int] = Set.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
   def filterDescription(i: Int): String = chosen.get(i) match {
     case None => "not executed yet"
     case Some(f) if dropped.contains(i) =>
-      f"${f.describe}; dropped before the scan: expected to keep ${dropped(i) * 100}%.0f%% of its rows " +
+      f"${f.describe}; dropped before the scan: expected to keep ${expected(i) * 100}%.0f%% of its rows " +
         "(the keys against the key column's values in the scan's footers)"
     case Some(f) => f.describe +
+      expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
       pruning.get(i).map(c =>
         if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)"
@@ -127,9 +129,12 @@ case class DynamicFilterExec(
    * filters pushed into its scan. */
   private lazy val prepared: SparkPlan = creations.indices.foldLeft(child) { (plan, i) =>
     val filter = build(i)
-    expectedKeep(i, filter).filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)) match {
-      case Some(keep) =>
-        dropped += i -> keep
+    val keep = expectedKeep(i, filter)
+    tests(i).expectedKeep = keep
+    keep.foreach(k => expected += i -> k)
+    keep.filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)) match {
+      case Some(_) =>
+        dropped += i
         m("droppedBeforeScan", i) += 1
         postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
         tests(i).filter = sparkContext.broadcast(PassThrough)
@@ -143,7 +148,7 @@ case class DynamicFilterExec(
   /** The share of the scan's rows filter `i` is expected to keep ([[KeepEstimate]]), when its scan's
    * footers say. */
   private def expectedKeep(i: Int, filter: KeySet): Option[Double] = keys(i) match {
-    case Seq(key: Attribute) =>
+    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined =>
       KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
         .flatMap(KeepEstimate(filter, _))
     case _ => None
@@ -194,7 +199,9 @@ case class DynamicFilterExec(
     val limits = KeyCollector.Limits(
       SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
       SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
-    val filter = KeyCollector.collect(creations(i), creationKeys(i), broadcast(i), limits).getOrElse(PassThrough)
+    val executionId = Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY))
+    val filter = KeyCollector.collectOnce(executionId, creations(i), creationKeys(i), broadcast(i), limits)
+      .getOrElse(PassThrough)
     chosen += i -> filter
     m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {

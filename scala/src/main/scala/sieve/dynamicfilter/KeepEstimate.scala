@@ -15,14 +15,9 @@ import sieve.scan.KeyPrunedFileIndex.RowGroup
 object KeepEstimate {
   /** None when the keys do not say how many distinct ones or over which range (a bloom filter counts
    * key rows, which may repeat: it would overstate what it keeps). */
-  def apply(keys: KeySet, groups: Seq[RowGroup]): Option[Double] = {
-    val count = keys match {
-      case k: InSetKeys => Some(k.size.toDouble)
-      case k: BitmapKeys => Some(k.distinct.toDouble)
-      case _ => None
-    }
+  def apply(keys: KeySet, groups: Seq[RowGroup]): Option[Double] =
     for {
-      n <- count
+      n <- distinctKeys(keys)
       (lo, hi) <- keys.range
       rows = groups.map(_.rows).sum if rows > 0
     } yield {
@@ -33,5 +28,12 @@ object KeepEstimate {
         else g.rows * math.min(1.0, perValue * overlap / (g.max.toDouble - g.min + 1))
       }.sum / rows
     }
+
+  /** How many distinct keys there are, when the key set knows it and has a range: else there is no
+   * estimate (and no footer to read for one). */
+  def distinctKeys(keys: KeySet): Option[Double] = keys match {
+    case k: InSetKeys if k.range.isDefined => Some(k.size.toDouble)
+    case k: BitmapKeys => Some(k.distinct.toDouble)
+    case _ => None
   }
 }

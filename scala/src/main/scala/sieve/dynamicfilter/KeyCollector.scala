@@ -3,6 +3,7 @@ package sieve.dynamicfilter
 import scala.reflect.ClassTag
 
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
@@ -14,13 +15,42 @@ import sieve.keyset._
  * (on the driver, where it was built) or the shuffle output (a job over the shuffle files the join
  * will read again) — and chooses the filter: the exact set when the keys fit the limits, else (a
  * second pass over the same keys) a bitmap for dense long keys or a bloom filter with the range.
+ * Within one execution, the same creation side is read once however many scans its keys filter.
  */
 object KeyCollector {
   final case class Limits(maxKeys: Long, maxKeyBytes: Long, maxBloomBytes: Long, fpp: Double)
 
+  /** How many times a creation side's keys were read (not found among the recent key sets). */
+  val reads = new java.util.concurrent.atomic.AtomicLong()
+
+  private final class Once(read: => Option[KeySet]) { lazy val keySet: Option[KeySet] = read }
+
+  // The key sets of recent executions by (execution id, creation side, its keys, kind, limits): a join
+  // whose keys reach several scans (a UNION ALL's branches, both sides of a key equality) has a filter
+  // on each, and its creation side is read once for all (a second read of a shuffle is a second job).
+  // Bounded, so at most a few key sets outlive their query.
+  private val Recent = 8
+  private val recent = new java.util.LinkedHashMap[AnyRef, Once](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[AnyRef, Once]): Boolean = size() > Recent
+  }
+
+  /** [[collect]], once per execution for the same creation side, keys and limits. */
+  def collectOnce(executionId: Option[String], creation: SparkPlan, creationKeys: Seq[Expression],
+      broadcast: Boolean, limits: Limits): Option[KeySet] = executionId match {
+    case None => collect(creation, creationKeys, broadcast, limits)
+    case Some(id) =>
+      val key = (id, creation.canonicalized, creationKeys.map(QueryPlan.normalizeExpressions(_, creation.output)),
+        broadcast, limits)
+      val once = recent.synchronized {
+        recent.computeIfAbsent(key, _ => new Once(collect(creation, creationKeys, broadcast, limits)))
+      }
+      once.keySet
+  }
+
   /** The filter, or None when the creation side's keys cannot be read (see [[SieveBroadcastKeys]]). */
   def collect(creation: SparkPlan, creationKeys: Seq[Expression], broadcast: Boolean, limits: Limits)
       : Option[KeySet] = {
+    reads.incrementAndGet()
     val shape = KeyShape(creationKeys.map(_.dataType))
     val source =
       if (broadcast) broadcastKeys(creation, creationKeys) else Some(shuffleKeys(creation, creationKeys))

@@ -16,6 +16,8 @@ import sieve.keyset._
 final class RowKeyTest(maxPass: Double, passThroughTasks: SQLMetric, rowsTested: SQLMetric, rowsKept: SQLMetric)
     extends KeyProbe {
   @volatile var filter: Broadcast[KeySet] = _
+  /** The share of the scan's rows the driver expects the filter to keep ([[KeepEstimate]]), if known. */
+  @volatile var expectedKeep: Option[Double] = None
 
   @transient private var f: KeySet = _
   @transient private var seen = 0L

@@ -177,6 +177,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val half = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat < 50"))
       val Seq(g) = filters(half)
       assert(metric(g, "droppedBeforeScan") === 0 && metric(g, "numOutputRows") === 20000, g.filterDescription(0))
+      val keep = """expected to keep ([0-9.]+)% of the scan's rows""".r.findFirstMatchIn(g.filterDescription(0))
+      assert(keep.exists(m => m.group(1).toDouble > 45 && m.group(1).toDouble < 55), g.filterDescription(0))
     }
   }
 

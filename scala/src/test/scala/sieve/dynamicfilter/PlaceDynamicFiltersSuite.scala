@@ -95,10 +95,14 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   testWithAndWithoutAqe("into every branch of a UNION ALL, and onto a cached table") {
     eager(joins("-1"): _*) {
+      val reads = KeyCollector.reads.get
       val union = checkAnswerAgainstVanilla(sql(
         "SELECT u.v, d1.cat FROM (SELECT k, v FROM fact UNION ALL SELECT k, v FROM fact2) u JOIN d1 ON u.k = d1.k " +
           "WHERE d1.cat = 7"))
       assert(placement(union) === Seq("fact" -> Seq("k"), "fact2" -> Seq("k")))
+      assert(KeyCollector.reads.get - reads === 1, "d1's shuffle read once for both filters")
+      // cat 7: keys 7, 107, ..., 1907 — 400 rows of fact, 401 of fact2 (its key 7 has a 21st row)
+      assert(filters(union).map(rowsOut).sorted === Seq(400, 401))
       val cached = spark.read.parquet(s"$dir/fact").cache()
       try {
         cached.count()
