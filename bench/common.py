@@ -54,20 +54,28 @@ def run_with_limit(spark, action, limit_s):
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
 
 
-def interleaved_medians(spark, actions, runs, limit_s):
-    """Median seconds of each action in `actions` (name -> callable), after one warm-up round; the
-    rounds interleave the actions so that drift (JIT, caches, GC) falls on all of them alike.
-    An action cut at `limit_s` is reported as None and not run again."""
+def interleaved_times(spark, actions, runs, limit_s, warmup=1, order=None):
+    """Each action's seconds (name -> callable; a list of `runs` figures, or None once it was cut at
+    `limit_s`, then not run again), after `warmup` rounds whose times are thrown away. The rounds
+    interleave the actions, in `order` (default: as given), so that drift (JIT, caches, GC) falls on all
+    of them alike."""
+    names = order or list(actions)
     times = {name: [] for name in actions}
-    for round_ in range(runs + 1):
-        for name, action in actions.items():
+    for round_ in range(runs + warmup):
+        for name in names:
             if times[name] is None:
                 continue
-            t = run_with_limit(spark, action, limit_s)
+            t = run_with_limit(spark, actions[name], limit_s)
             if t is None:
                 times[name] = None
-            elif round_ > 0:
+            elif round_ >= warmup:
                 times[name].append(t)
+    return times
+
+
+def interleaved_medians(spark, actions, runs, limit_s):
+    """Median seconds of each action after one warm-up round (see interleaved_times); None when cut."""
+    times = interleaved_times(spark, actions, runs, limit_s)
     return {name: (statistics.median(ts) if ts else None) for name, ts in times.items()}
 
 
