@@ -54,15 +54,13 @@ def run_with_limit(spark, action, limit_s):
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
 
 
-def interleaved_times(spark, actions, runs, limit_s, warmup=1, order=None):
+def interleaved_times(spark, actions, runs, limit_s, warmup=1):
     """Each action's seconds (name -> callable; a list of `runs` figures, or None once it was cut at
     `limit_s`, then not run again), after `warmup` rounds whose times are thrown away. The rounds
-    interleave the actions, in `order` (default: as given), so that drift (JIT, caches, GC) falls on all
-    of them alike."""
-    names = order or list(actions)
+    interleave the actions so that drift (JIT, caches, GC) falls on all of them alike."""
     times = {name: [] for name in actions}
     for round_ in range(runs + warmup):
-        for name in names:
+        for name in actions:
             if times[name] is None:
                 continue
             t = run_with_limit(spark, actions[name], limit_s)

@@ -222,7 +222,7 @@ def error_text(e):
     return lines[0][:300] if lines else type(e).__name__
 
 
-def timings(spark, actions, runs, limit_s, warmup=1, order=None):
+def timings(spark, actions, runs, limit_s, warmup=1):
     """interleaved_times, except that an action that fails (a query Spark or spark-sieve rejects) is
     reported in the returned errors, name -> message, instead of stopping the benchmark."""
     errors = {}
@@ -240,7 +240,7 @@ def timings(spark, actions, runs, limit_s, warmup=1, order=None):
                 errors[name] = error_text(e)
         return run
 
-    times = interleaved_times(spark, {n: guard(n, a) for n, a in actions.items()}, runs, limit_s, warmup, order)
+    times = interleaved_times(spark, {n: guard(n, a) for n, a in actions.items()}, runs, limit_s, warmup)
     for name in errors:
         times[name] = None
     return times, errors
@@ -421,7 +421,6 @@ def _suite(name, sf, spark, partitioned=False):
         out_dir = tpch.generate(os.path.join(DATA, f"tpch_sf{sf:g}"), sf, parts=max(2, int(sf * 4)))
         tpch.register(spark, out_dir)
         texts, skipped, title = tpch.queries(strip_limit=False), {}, "TPC-H"
-        dirs = [out_dir]
     else:
         tpcds = suite
         out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
@@ -430,42 +429,22 @@ def _suite(name, sf, spark, partitioned=False):
         tpcds.register(spark, out_dir, part_dir)
         texts, skipped = tpcds.queries(strip_limit=False), tpcds.SKIPPED
         title = "TPC-DS" + (" (fact tables partitioned by their date key)" if partitioned else "")
-        dirs = [out_dir] + ([part_dir] if part_dir else [])
     print(f"data: {out_dir} (generated or found in {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
-    return (title, texts, skipped, dirs), None
-
-
-def read_files(dirs):
-    """Reads every file under `dirs` once, so that the first query to touch a table does not pay for
-    the disk alone (the OS keeps the files in its cache); the bytes read."""
-    total = 0
-    for top in dirs:
-        for root, _, files in os.walk(top):
-            for f in files:
-                with open(os.path.join(root, f), "rb") as fh:
-                    while chunk := fh.read(1 << 24):
-                        total += len(chunk)
-    return total
+    return (title, texts, skipped), None
 
 
 def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitioned=False):
-    """Every query of the suite under each variant, interleaved: once (after a warm-up round, or with
-    --suite-warmup files none), and --runs times when a spark-sieve plan of it holds a dynamic filter
-    (the queries whose plan it changes; the first run counts as one)."""
-    warm = ("a warm-up round" if args.suite_warmup == "round"
-            else "the data files read once up front and a warm-up round of the first query, the variants "
-            "taking turns at going first")
+    """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
+    first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
+    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one)."""
     print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
-          f"changes: median of {args.runs} interleaved runs, the others 1, after {warm}; limit "
+          f"changes: median of {args.runs} interleaved runs, the others 1, after a warm-up round; limit "
           f"{args.limit:.0f}s per run)\n")
     suite, error = _suite(name, sf, spark, partitioned)
     if suite is None:
         print(f"not run: the suite's module cannot be imported ({error})")
         return
-    title, texts, skipped, dirs = suite
-    if args.suite_warmup == "files":
-        start = time.perf_counter()
-        print(f"read {read_files(dirs) / 2**30:.1f} GiB of data files in {time.perf_counter() - start:.0f}s\n")
+    title, texts, skipped = suite
     print(f"### {title}\n")
     all_variants = variant_settings(sieve_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
@@ -479,7 +458,6 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     print("|---|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     changed_totals = {v: 0.0 for v in variants}
-    turn = 0
     for number, sql in sorted(texts.items()):
         name_q = f"q{number}" if isinstance(number, int) else str(number)
         if only and str(number) not in only.split(","):
@@ -489,17 +467,12 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
             continue
         plans = {}
         actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
-        # with the files read up front, a warm-up round for the first query alone (the JVM's JIT), then
-        # none: the variants take turns at going first
-        warmup, order = ((1, variants) if args.suite_warmup == "round"
-                         else (int(turn == 0), variants[::(-1) ** turn]))
-        turn += 1
-        all_times, errors = timings(spark, actions, 1, args.limit, warmup, order)
+        all_times, errors = timings(spark, actions, 1, args.limit)
         dfs = {v: plans.get(v, "").split("== Initial Plan ==")[0].count("DynamicFilter ") for v in sieves}
         runs = 1
         if any(dfs.values()) and args.runs > 1 and not errors:
             runs = args.runs  # the first run counts as one of them
-            more, errors = timings(spark, actions, runs - 1, args.limit, 0, order)
+            more, errors = timings(spark, actions, runs - 1, args.limit, warmup=0)
             all_times = {v: None if all_times[v] is None or more[v] is None else all_times[v] + more[v]
                          for v in variants}
         times = median_of(all_times)
@@ -561,10 +534,6 @@ def main(argv=None):
     p.add_argument("--tpch-queries", help="comma-separated query numbers (default: all 22)")
     p.add_argument("--star3", action="store_true", help="add the three-dimension star join")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
-    p.add_argument("--suite-warmup", choices=["round", "files"], default="round",
-                   help="suites: a warm-up round of every variant before each query's timed runs (round), or "
-                        "every data file read once up front and no warm-up round, the variants taking turns "
-                        "at going first (files: half the runs, for sf10 and up)")
     p.add_argument("--memory", default="6g", help="driver memory")
     add_jar_argument(p)
     args = p.parse_args(argv)
