@@ -112,7 +112,7 @@ def connect(database=":memory:") -> "duckdb.DuckDBPyConnection":
 
 
 def _marker_name(scale_factor, partitioned=False) -> str:
-    return f"_tpcds_sf{scale_factor}{'_partitioned' if partitioned else ''}.json"
+    return f"_tpcds_sf{scale_factor:g}{'_partitioned' if partitioned else ''}.json"
 
 
 def _generator_id(scale_factor) -> dict:

@@ -59,7 +59,7 @@ def generate(out_dir, scale_factor=0.01, parts=4) -> Path:
         if missing:
             raise RuntimeError(f"tpchgen-cli wrote no {missing} under {tmp}")
 
-    return tpcds._build_once(Path(out_dir), f"_tpch_sf{scale_factor}.json", want, build)
+    return tpcds._build_once(Path(out_dir), f"_tpch_sf{scale_factor:g}.json", want, build)
 
 
 def register(spark, out_dir) -> None:
