@@ -8,8 +8,10 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
   def apply(plan: SparkPlan): Seq[String] = filters(plan) ++ unfiltered(plan).toSeq
 
-  private def filters(plan: SparkPlan): Seq[String] =
-    collectWithSubqueries(plan) { case f: DynamicFilterExec => f }.map { f =>
+  /** Each filter operator once: one inside a broadcast is also a child of every filter reading that broadcast. */
+  private def filters(plan: SparkPlan): Seq[String] = {
+    val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[DynamicFilterExec, java.lang.Boolean])
+    collectWithSubqueries(plan) { case f: DynamicFilterExec => f }.filter(seen.add).map { f =>
       def m(name: String) = f.metrics(name).value
       def mi(name: String, i: Int) = f.metrics(f.metricName(name, i)).value
       (Seq(f.simpleString(25), s"  rows:    ${m("numInputRows")} in, ${m("numOutputRows")} out") ++
@@ -25,6 +27,7 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
               s"(${mi("rowsSkipped", i)} rows) skipped by footer statistics in ${mi("footerTime", i)} ms")
         }).mkString("\n")
     }
+  }
 
   /** How many filters sit below another join than the one whose keys they test (tests and benches ask). */
   def throughOtherJoins(plan: SparkPlan): Int =

@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, ProjectEx
 import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
-import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
 
 import sieve.Preconditions
@@ -24,8 +24,11 @@ import sieve.Preconditions
  *  - a join's side that the key's columns come from: either side of an inner join, the left of a
  *    semi / anti / existence join, the null-supplying side of an outer join with a key that is NULL
  *    wherever a column of it is (the rows that lose their match come back NULL-extended, and a NULL key
- *    is dropped) — never the preserved side of an outer join nor a broadcast build side; through an
- *    inner or semi join's key equality, the other side as well;
+ *    is dropped) — never the preserved side of an outer join; through an inner or semi join's key
+ *    equality, the other side as well;
+ *  - a broadcast build side only when another filter reads its keys (`feeds`: a filter there makes
+ *    that one's keys fewer — nation's keys prune supplier, whose keys then prune lineitem); the targets
+ *    below it are put with `feeding` set;
  *  - an aggregate's grouping keys (whole groups are dropped) and a window's partition keys;
  *  - every branch of a UNION ALL, by column position.
  * At the scan the key must be deterministic and raise no error: it is computed on rows that the
@@ -33,24 +36,26 @@ import sieve.Preconditions
  */
 object KeyLineage {
 
-  /** `plan` with `put(target, keys)` at every scan that `keys` (over `plan`'s output) reach, or None where
-   * no target was reached or `put` declined at each. A target is a file scan or cached table, with
-   * the filters over it (the dynamic filter goes above those), or a [[DynamicFilterExec]] there already. */
-  def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean)(
-      put: (SparkPlan, Seq[Expression]) => Option[SparkPlan]): Option[SparkPlan] = {
+  /** `plan` with `put(target, keys, feeding)` at every scan that `keys` (over `plan`'s output) reach, or
+   * None where no target was reached or `put` declined at each. A target is a file scan or cached table,
+   * with the filters over it (the dynamic filter goes above those), or a [[DynamicFilterExec]] there
+   * already; `feeding`: it is below a broadcast build side whose keys another filter reads. */
+  def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean, feeds: SparkPlan => Boolean)(
+      put: (SparkPlan, Seq[Expression], Boolean) => Option[SparkPlan]): Option[SparkPlan] = {
 
-    def down(p: SparkPlan, ks: Seq[Expression]): Option[SparkPlan] = {
-      def into(i: Int, childKeys: Seq[Expression]): Option[SparkPlan] =
+    def down(p: SparkPlan, ks: Seq[Expression], feeding: Boolean): Option[SparkPlan] = {
+      def into(i: Int, childKeys: Seq[Expression], feeding: Boolean = feeding): Option[SparkPlan] =
         if (!childKeys.flatMap(_.references).forall(p.children(i).outputSet.contains)) None
-        else down(p.children(i), childKeys).map(c => p.withNewChildren(p.children.updated(i, c)))
+        else down(p.children(i), childKeys, feeding).map(c => p.withNewChildren(p.children.updated(i, c)))
       p match {
-        case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks)
-        case f: FilterExec if overScan(f) => at(f, ks)
+        case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, feeding)
+        case f: FilterExec if overScan(f) => at(f, ks, feeding)
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
         case _: SortExec | _: AQEShuffleReadExec => into(0, ks)
         case e: ShuffleExchangeLike if !shared(e) => into(0, ks)
-        case EquiJoin(j) if j.condition.forall(_.deterministic) => throughJoin(j, ks, down)
+        case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, feeding = true)
+        case EquiJoin(j) if j.condition.forall(_.deterministic) => throughJoin(j, ks, down(_, _, feeding))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           val grouping = AttributeSet(a.groupingExpressions.map(_.toAttribute))
           val overGrouping = followAliases(ks, a.resultExpressions)
@@ -62,7 +67,8 @@ object KeyLineage {
         case u: UnionExec =>
           val placed = u.children.map { c =>
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
-            down(c, ks.map(_.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }))
+            down(c, ks.map(_.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }),
+              feeding)
           }
           if (placed.forall(_.isEmpty)) None
           else Some(u.withNewChildren(placed.zip(u.children).map { case (n, c) => n.getOrElse(c) }))
@@ -70,12 +76,12 @@ object KeyLineage {
       }
     }
 
-    def at(target: SparkPlan, ks: Seq[Expression]): Option[SparkPlan] =
+    def at(target: SparkPlan, ks: Seq[Expression], feeding: Boolean): Option[SparkPlan] =
       if (ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) &&
-          ks.flatMap(_.references).forall(target.outputSet.contains)) put(target, ks)
+          ks.flatMap(_.references).forall(target.outputSet.contains)) put(target, ks, feeding)
       else None
 
-    down(plan, keys)
+    down(plan, keys, feeding = false)
   }
 
   /** Below a join: into each side the keys may enter (see the object's doc), updating that child. */
@@ -92,16 +98,13 @@ object KeyLineage {
       case RightOuter => (ks.forall(nullIntolerant), false, false)
       case _ => (false, false, false)
     }
-    // the broadcast build side is one relation for every task: its plan is never changed
-    val (buildLeft, buildRight) = (j.broadcast && j.leftExchange.isDefined, j.broadcast && j.rightExchange.isDefined)
     val targets: Seq[(Int, Seq[Expression])] =
       (if (onLeft && enterLeft) Seq(0 -> ks) else Nil) ++
         (if (onRight && enterRight) Seq(1 -> ks) else Nil) ++
         (if (transfer && onLeft) equalKeys(ks, j.leftKeys, j.rightKeys).map(1 -> _).toSeq else Nil) ++
         (if (transfer && onRight && j.joinType != LeftSemi) equalKeys(ks, j.rightKeys, j.leftKeys).map(0 -> _).toSeq
          else Nil)
-    val placed = targets.filterNot { case (i, _) => (i == 0 && buildLeft) || (i == 1 && buildRight) }
-      .foldLeft(Map.empty[Int, SparkPlan]) { case (done, (i, k)) =>
+    val placed = targets.foldLeft(Map.empty[Int, SparkPlan]) { case (done, (i, k)) =>
         down(done.getOrElse(i, j.join.children(i)), k).fold(done)(c => done.updated(i, c))
       }
     if (placed.isEmpty) None

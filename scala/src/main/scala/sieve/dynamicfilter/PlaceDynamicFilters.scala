@@ -1,11 +1,12 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions.{Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
-import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, QueryStageExec}
+import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, InputAdapter, InSubqueryExec, SparkPlan,
+  SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, AQEShuffleReadExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
@@ -32,7 +33,10 @@ import sieve.config.SieveConf
  * job). One join's filters sit on one side only: each side's would wait for the other's keys. A join
  * that gets none is tagged with the reason ([[PlaceDynamicFilters.NoFilter]], shown by `spark_sieve.explain`).
  * Runs as an AQE query-stage preparation rule and, without AQE, before columnar transitions; a filter
- * that is there already is not added again, so running twice changes nothing.
+ * that is there already is not added again, so running twice changes nothing. A broadcast build side is
+ * entered only when another filter reads its keys (then its scan's size does not count: the filter
+ * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
+ * join reads.
  */
 object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
 
@@ -44,11 +48,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         !plan.exists(EquiJoin.unapply(_).isDefined)) plan
     else {
       val shared = sharedExchanges(plan)
-      plan.transformUp { case EquiJoin(j) => filterFor(j, shared) }
+      val dppTables = dppBuildTables(plan)
+      CreationRewire(plan.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
     }
 
   /** The join with its filters placed, or tagged with why it has none. */
-  private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean): SparkPlan = {
+  private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean, dppTables: Set[String]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     def decline(why: String): SparkPlan = { j.join.setTagValue(NoFilter, why); j.join }
     val keys = j.leftKeys ++ j.rightKeys
@@ -65,8 +70,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
           reasons += "the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"
           None
         case Some(creation) =>
-          KeyLineage.place(app, appKeys, shared) { (target, targetKeys) =>
-            pays(target, targetKeys, creation) match {
+          KeyLineage.place(app, appKeys, shared, feeds(app, j, dppTables)) { (target, targetKeys, feeding) =>
+            pays(target, targetKeys, creation, feeding) match {
               case Some(why) => reasons += why; None
               case None => Some(withFilter(target, targetKeys, creationKeys, j.broadcast, creation))
             }
@@ -79,8 +84,28 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }.collectFirst { case Some(p) => p }
     placed.getOrElse {
       val why = reasons.result().distinct
-      decline(if (why.isEmpty) "its keys reach no file scan or cached table on the application side" else why.mkString("; "))
+      if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
+      else decline(if (why.isEmpty) "its keys reach no file scan or cached table on the application side" else why.mkString("; "))
     }
+  }
+
+  /** Whether a filter reading one of `j`'s sides is there already, in a stage AQE made before this run
+   * (KeyLineage does not enter a stage made already, so it finds no scan to filter this time). */
+  private def filteredAlready(j: EquiJoin): Boolean = {
+    // the filter's copy went through the stage's codegen; AQE may have put a coalescing read into the join's
+    def side(p: SparkPlan) = CreationRewire.unfiltered(p.transformUp {
+      case r: AQEShuffleReadExec => r.child
+      case w: WholeStageCodegenExec => w.child
+      case i: InputAdapter => i.child
+    })
+    val sides = (j.leftExchange ++ j.rightExchange).map(side).toSet
+    def find(p: SparkPlan): Boolean = p match {
+      case f: DynamicFilterExec if f.creations.exists(c => sides.contains(side(c))) => true
+      case s: QueryStageExec => find(s.plan)
+      case r: ReusedExchangeExec => find(r.child)
+      case other => other.children.exists(find)
+    }
+    sides.nonEmpty && find(j.join)
   }
 
   private def withFilter(target: SparkPlan, keys: Seq[Expression], creationKeys: Seq[Expression],
@@ -109,8 +134,46 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       (if (appIsLeft) j.rightExchange else j.leftExchange).isDefined)
   }
 
-  /** None when a filter on `target` from `creation` pays off, else why not. */
-  private def pays(target: SparkPlan, keys: Seq[Expression], creation: SparkPlan): Option[String] = {
+  /** Whether a broadcast exchange in `app` is the creation side of a filter placed there already: a
+   * filter below it pays by making that filter's keys fewer. Only for a broadcast join's keys, so a
+   * broadcast never waits for a shuffle; never a broadcast of a table Spark's dynamic partition pruning
+   * builds its keys from (`dppTables`): DPP reuses a join's broadcast only while that join's build side
+   * is the plan DPP planned (AQE's PlanAdaptiveDynamicPruningFilters), else it is dropped. */
+  private def feeds(app: SparkPlan, j: EquiJoin, dppTables: Set[String]): SparkPlan => Boolean =
+    if (!j.broadcast) _ => false
+    else {
+      val read = app.collect { case f: DynamicFilterExec => f.creations }.flatten.map(CreationRewire.unfiltered).toSet
+      e => read.contains(CreationRewire.unfiltered(e)) && !tablesOf(e).exists(dppTables.contains)
+    }
+
+  /** The tables read by the build plans of Spark's dynamic partition pruning filters in `plan`. */
+  private def dppBuildTables(plan: SparkPlan): Set[String] =
+    plan.collectWithSubqueries { case p => p.expressions.flatMap(_.collect {
+      case d: DynamicPruningExpression => d.child.collect {
+        case s: InSubqueryExec => s.plan match {
+          case a: SubqueryAdaptiveBroadcastExec => tablesOf(a.child)
+          case other => tablesOf(other)
+        }
+      }.flatten
+    }).flatten }.flatten.toSet
+
+  /** Names of the tables a plan reads (file scans by their root paths, anything else by its node). */
+  private def tablesOf(plan: SparkPlan): Seq[String] = {
+    def of(p: SparkPlan): Seq[String] = p match {
+      case a: AdaptiveSparkPlanExec => of(a.inputPlan)
+      case s: QueryStageExec => of(s.plan)
+      case r: ReusedExchangeExec => of(r.child)
+      case s: FileSourceScanExec => s.relation.location.rootPaths.map(_.toString)
+      case leaf if leaf.children.isEmpty => Seq(leaf.nodeName)
+      case other => other.children.flatMap(of)
+    }
+    of(plan)
+  }
+
+  /** None when a filter on `target` from `creation` pays off, else why not. `feeding`: the target is
+   * below a broadcast whose keys another filter reads, where its own size does not say what it saves. */
+  private def pays(target: SparkPlan, keys: Seq[Expression], creation: SparkPlan, feeding: Boolean)
+      : Option[String] = {
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
     val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
@@ -123,7 +186,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
       case _ => "the cached table"
     }
-    if (bytes < minBytes) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
+    if (bytes < minBytes && !feeding) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
     else {

@@ -93,6 +93,42 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("into a broadcast build side whose keys another filter reads, computed once for both") {
+    // d2's grp = 3 keeps k2 in {3, 53, ...}: d1's cat in {3, 53}, 40 of its 2,000 keys, 800 fact rows
+    val chain = "SELECT f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
+    val d1Bytes = new java.io.File(s"$dir/d1").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+    // d1's scan is below minApplicationBytes, fact's above: d1 gets a filter only because fact's reads its keys
+    withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
+        "spark.sieve.dynamicFilter.minSizeRatio" -> "2"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(chain))
+      val plan = df.queryExecution.executedPlan
+      assert(placement(df).distinct === Seq("d1" -> Seq("k2"), "fact" -> Seq("k")), plan)
+      val byTable = filters(df).map(f => table(f.child) -> f).toMap
+      assert(rowsOut(byTable("d1")) === 40 && rowsOut(byTable("fact")) === 800, plan)
+      // the fact filter reads the filtered broadcast the join reads: one scan of d1, not two
+      val d1Scans = collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "d1" => s }
+      assert(d1Scans.map(System.identityHashCode).distinct.size === 1, plan)
+    }
+    withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(chain))
+      assert(filters(df).isEmpty, "no filter reads d1's keys: its broadcast is left alone")
+    }
+  }
+
+  testWithAndWithoutAqe("from an IN subquery's aggregate, read over the shuffle it is computed from") {
+    eager(joins("-1"): _*) {
+      // the semi join's creation side is the final aggregate over its shuffle (no exchange above it):
+      // max(v) > 39900 keeps the 99 keys of fact2's last ids
+      val df = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v FROM fact f WHERE f.k IN (SELECT k FROM fact2 GROUP BY k HAVING MAX(v) > 39900)"))
+      val plan = df.queryExecution.executedPlan
+      assert(placement(df) === Seq("fact" -> Seq("k")), plan)
+      assert(rowsOut(filters(df).head) === df.count(), plan)
+      val explained = DynamicFilterExplain(plan).mkString("\n")
+      assert(!explained.contains("joins without a dynamic filter"), explained)
+    }
+  }
+
   testWithAndWithoutAqe("into every branch of a UNION ALL, and onto a cached table") {
     eager(joins("-1"): _*) {
       val reads = KeyCollector.reads.get

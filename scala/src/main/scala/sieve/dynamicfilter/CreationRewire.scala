@@ -1,0 +1,37 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.execution.SparkPlan
+
+/**
+ * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to
+ * its join's creation-side exchange when that join is placed; a join placed later (higher up) may then
+ * put a filter inside that exchange (its keys reach a scan below it), and the join's side changes while
+ * the first filter still holds the old copy: two plans, computed twice, the first filter's keys from the
+ * unfiltered one. Here each filter's creation becomes the join-side exchange it is a copy of (equal but
+ * for the dynamic filters inside), until no filter changes (nested chains settle one level a round).
+ */
+object CreationRewire {
+  private val MaxRounds = 16
+
+  /** `plan` without its dynamic filters, canonical: what an exchange computes but for their pruning. */
+  def unfiltered(plan: SparkPlan): SparkPlan = plan.transformUp { case f: DynamicFilterExec => f.child }.canonicalized
+
+  def apply(plan: SparkPlan): SparkPlan = {
+    var current = plan
+    var round = 0
+    var changed = true
+    while (changed && round < MaxRounds) {
+      val sides = current.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange }.flatten
+        .map(e => unfiltered(e) -> e).toMap
+      changed = false
+      current = current.transformUp {
+        case f: DynamicFilterExec =>
+          val rewired = f.creations.map(c => sides.get(unfiltered(c)).filterNot(_ == c).getOrElse(c))
+          if (rewired.zip(f.creations).forall { case (a, b) => a eq b }) f
+          else { changed = true; f.copy(creations = rewired) }
+      }
+      round += 1
+    }
+    current
+  }
+}
