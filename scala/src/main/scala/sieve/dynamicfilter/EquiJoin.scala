@@ -6,17 +6,13 @@ import org.apache.spark.sql.catalyst.plans.JoinType
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SortExec}
-import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.SortExec
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, ShuffledHashJoinExec, SortMergeJoinExec}
 
 /**
  * A planned equi-join as the dynamic filters see it: its keys, its condition, and for each side the
  * exchange it reads that side through — the broadcast of a broadcast hash join's build side, the
- * shuffle of a shuffled join's side — which is where a filter on the other side reads its keys. A
- * shuffled side may also be deterministic projections, filters and aggregates over its shuffle (an
- * `IN (SELECT k ... GROUP BY k HAVING ...)` needs no shuffle above its final aggregate): the filter
- * then recomputes those steps from the same shuffle output, and gets the rows the join gets.
+ * shuffle of a shuffled join's side — which is where a filter on the other side reads its keys.
  */
 final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Expression],
     rightKeys: Seq[Expression], condition: Option[Expression], left: SparkPlan, right: SparkPlan,
@@ -54,23 +50,10 @@ object EquiJoin {
 
   private def shuffleOf(plan: SparkPlan): Option[SparkPlan] = plan match {
     case s: SortExec => shuffleOf(s.child)
-    case p if overShuffle(p) => Some(p)
-    case other => directShuffle(other)
-  }
-
-  private def directShuffle(plan: SparkPlan): Option[SparkPlan] = plan match {
-    case r: AQEShuffleReadExec => directShuffle(r.child)
+    case r: AQEShuffleReadExec => shuffleOf(r.child)
     case e: ShuffleExchangeLike => Some(e)
     case s: ShuffleQueryStageExec => Some(s)
     case r @ ReusedExchangeExec(_, _: ShuffleExchangeLike) => Some(r)
     case _ => None
-  }
-
-  /** Deterministic projections, filters, sorts and aggregates over a shuffle (what a side computes from it). */
-  private def overShuffle(plan: SparkPlan): Boolean = plan match {
-    case _: ProjectExec | _: FilterExec | _: BaseAggregateExec | _: SortExec =>
-      plan.expressions.forall(_.deterministic) && plan.children.size == 1 &&
-        (directShuffle(plan.children.head).isDefined || overShuffle(plan.children.head))
-    case _ => false
   }
 }
