@@ -1,6 +1,7 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 
 /**
  * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to
@@ -13,8 +14,15 @@ import org.apache.spark.sql.execution.SparkPlan
 object CreationRewire {
   private val MaxRounds = 16
 
-  /** `plan` without its dynamic filters, canonical: what an exchange computes but for their pruning. */
-  def unfiltered(plan: SparkPlan): SparkPlan = plan.transformUp { case f: DynamicFilterExec => f.child }.canonicalized
+  /** `plan` without its dynamic filters, canonical: what an exchange computes but for their pruning — and
+   * but for what only changes how it runs (a copy inside a finished AQE stage went through codegen, and
+   * AQE may put a coalescing read into the join's copy). */
+  def unfiltered(plan: SparkPlan): SparkPlan = plan.transformUp {
+    case f: DynamicFilterExec => f.child
+    case r: AQEShuffleReadExec => r.child
+    case w: WholeStageCodegenExec => w.child
+    case i: InputAdapter => i.child
+  }.canonicalized
 
   def apply(plan: SparkPlan): SparkPlan = {
     var current = plan

@@ -4,9 +4,9 @@ import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expr
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
-import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, InputAdapter, InSubqueryExec, SparkPlan,
-  SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, AQEShuffleReadExec, BroadcastQueryStageExec, QueryStageExec}
+import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
+  SubqueryAdaptiveBroadcastExec}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
@@ -92,15 +92,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** Whether a filter reading one of `j`'s sides is there already, in a stage AQE made before this run
    * (KeyLineage does not enter a stage made already, so it finds no scan to filter this time). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    // the filter's copy went through the stage's codegen; AQE may have put a coalescing read into the join's
-    def side(p: SparkPlan) = CreationRewire.unfiltered(p.transformUp {
-      case r: AQEShuffleReadExec => r.child
-      case w: WholeStageCodegenExec => w.child
-      case i: InputAdapter => i.child
-    })
-    val sides = (j.leftExchange ++ j.rightExchange).map(side).toSet
+    val sides = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
     def find(p: SparkPlan): Boolean = p match {
-      case f: DynamicFilterExec if f.creations.exists(c => sides.contains(side(c))) => true
+      case f: DynamicFilterExec if f.creations.exists(c => sides.contains(CreationRewire.unfiltered(c))) => true
       case s: QueryStageExec => find(s.plan)
       case r: ReusedExchangeExec => find(r.child)
       case other => other.children.exists(find)
