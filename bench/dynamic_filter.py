@@ -443,17 +443,9 @@ def _suite(name, sf, spark, partitioned=False):
 def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitioned=False):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
-    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one).
-    With --suite-warmup none only the first query gets a warm-up round (the JVM's own) and the sieve
-    variants go first in every round, so that they, not vanilla or bloom, pay whatever a query's first run
-    costs (compiling its generated code, cold files)."""
-    warmup = 1 if args.suite_warmup == "round" else 0
-    run_order = variants if warmup else sorted(variants, key=lambda v: not v.startswith("sieve"))
-    warm = ("after a warm-up round" if warmup
-            else "no warm-up round after the first query's: the sieve variants run first in each round and "
-                 "pay the first-run costs")
+    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one)."""
     print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
-          f"changes: median of {args.runs} interleaved runs, the others 1, {warm}; limit "
+          f"changes: median of {args.runs} interleaved runs, the others 1, after a warm-up round; limit "
           f"{args.limit:.0f}s per run)\n")
     suite, error = _suite(name, sf, spark, partitioned)
     if suite is None:
@@ -473,7 +465,6 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     print("|---|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     changed_totals = {v: 0.0 for v in variants}
-    first_query = True
     for number, sql in sorted(texts.items()):
         name_q = f"q{number}" if isinstance(number, int) else str(number)
         if only and str(number) not in only.split(","):
@@ -482,9 +473,8 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
             skipped_names.append(name_q)
             continue
         plans = {}
-        actions = {v: collect(spark, sql, settings[v], plans, v) for v in run_order}
-        all_times, errors = timings(spark, actions, 1, args.limit, 1 if first_query else warmup)
-        first_query = False
+        actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
+        all_times, errors = timings(spark, actions, 1, args.limit)
         dfs = {v: _filter_count(plans.get(v, "")) for v in sieves}
         runs = 1
         if any(dfs.values()) and args.runs > 1 and not errors:
@@ -551,9 +541,6 @@ def main(argv=None):
     p.add_argument("--tpch-queries", help="comma-separated query numbers (default: all 22)")
     p.add_argument("--star3", action="store_true", help="add the three-dimension star join")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
-    p.add_argument("--suite-warmup", default="round", choices=["round", "none"],
-                   help="suites: a warm-up round of each query before it is timed (round), or none, the sieve "
-                        "variants first in each round so that they pay the first-run costs (halves the time at sf10)")
     p.add_argument("--memory", default="6g", help="driver memory")
     add_jar_argument(p)
     args = p.parse_args(argv)
