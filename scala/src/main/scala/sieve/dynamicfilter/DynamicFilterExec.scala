@@ -18,9 +18,11 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
 
 /**
  * Drops the rows of `child` (a file scan or a cached table, with its own filters) that a join above
- * would drop: filter `i` keeps a row only if its `keys(i)` (over the child's rows) may match a key
- * `creationKeys(i)` of `creations(i)` — the exchange (broadcast or shuffle) that join `i` reads its
- * creation side from. The exchanges are children here, so Spark computes each once for the join and the
+ * would drop: each creation side `i` — the exchange (broadcast or shuffle) a join reads its creation side
+ * from, with that join's keys `creationKeys(i)` — feeds filter `filterOf(i)`, which keeps a row only if
+ * its `keys(i)` (over the child's rows) may match a key of one of the creation sides feeding it. A filter
+ * usually has one creation side; several when the scan sits in an exchange computed once for several
+ * joins ([[SharedExchangeFilters]]): each of them drops the rows none of them keeps. The exchanges are children here, so Spark computes each once for the join and the
  * filter (exchange reuse, AQE's stage cache) and before this operator runs (AQE: a stage waits for its
  * child stages). [[PlaceDynamicFilters]] puts every join's filter on a scan into this one operator.
  *
@@ -38,8 +40,10 @@ case class DynamicFilterExec(
     keys: Seq[Seq[Expression]],
     creationKeys: Seq[Seq[Expression]],
     broadcast: Seq[Boolean],
-    creations: Seq[SparkPlan]) extends SparkPlan with CodegenSupport {
-  require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size)
+    creations: Seq[SparkPlan],
+    filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
+  require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size &&
+    filterOf.size == creations.size && filterOf.distinct.sorted == (0 until filterOf.distinct.size))
 
   override def children: Seq[SparkPlan] = child +: creations
   override def output: Seq[Attribute] = child.output
@@ -48,18 +52,24 @@ case class DynamicFilterExec(
   // Rows only pass through (the creation children are read on the driver, not in the generated loop).
   override def needCopyResult: Boolean = child.asInstanceOf[CodegenSupport].needCopyResult
 
-  def filterCount: Int = creations.size
+  def filterCount: Int = if (filterOf.isEmpty) 0 else filterOf.max + 1
 
-  /** This operator with one more filter: `join` read from `creation`. */
-  def and(filterKeys: Seq[Expression], join: Seq[Expression], isBroadcast: Boolean, creation: SparkPlan)
-      : DynamicFilterExec =
-    copy(keys = keys :+ filterKeys, creationKeys = creationKeys :+ join, broadcast = broadcast :+ isBroadcast,
-      creations = creations :+ creation)
+  /** The creation sides feeding filter `f`. */
+  def sourcesOf(f: Int): Seq[Int] = creations.indices.filter(filterOf(_) == f)
 
-  /** Whether a filter of `filterKeys` from `creation` is here already (a rule that runs twice adds nothing). */
-  def has(filterKeys: Seq[Expression], creation: SparkPlan): Boolean = creations.indices.exists { i =>
-    keys(i).size == filterKeys.size && keys(i).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
-      creations(i).sameResult(creation)
+  /** This operator with one more filter, of `filterKeys`, fed by `sources`. */
+  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source]): DynamicFilterExec =
+    copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
+      broadcast = broadcast ++ sources.map(_.broadcast), creations = creations ++ sources.map(_.creation),
+      filterOf = filterOf ++ sources.map(_ => filterCount))
+
+  /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
+   * nothing). */
+  def has(filterKeys: Seq[Expression], sources: Seq[SparkPlan]): Boolean = (0 until filterCount).exists { f =>
+    val from = sourcesOf(f)
+    keys(from.head).size == filterKeys.size &&
+      keys(from.head).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
+      from.size == sources.size && from.zip(sources).forall { case (i, c) => creations(i).sameResult(c) }
   }
 
   /** The name of filter `i`'s metric `name` (every filter has its own). */
@@ -74,7 +84,7 @@ case class DynamicFilterExec(
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows")) ++
-    creations.indices.flatMap { i =>
+    (0 until filterCount).flatMap { i =>
       val n = if (filterCount > 1) s" (filter ${i + 1})" else ""
       perFilter.map { case (name, text) => metricName(name, i) -> SQLMetrics.createMetric(sparkContext, text + n) } ++
         Seq(metricName("filterBytes", i) -> SQLMetrics.createSizeMetric(sparkContext, s"bloom filter / bitmap size$n"),
@@ -85,7 +95,7 @@ case class DynamicFilterExec(
   private def m(name: String, i: Int): SQLMetric = longMetric(metricName(name, i))
 
   /** Filled on the driver when this operator executes; referenced by the generated code. */
-  @transient private lazy val tests = creations.indices.map { i =>
+  @transient private lazy val tests = (0 until filterCount).map { i =>
     new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), m("passThroughTasks", i),
       m("rowsTested", i), m("rowsKept", i))
   }
@@ -117,17 +127,22 @@ case class DynamicFilterExec(
     case other => other.sql
   }
 
-  def describeFilter(i: Int): String = {
-    val from = if (broadcast(i)) "broadcast" else "shuffle"
-    s"${keys(i).mkString("[", ", ", "]")} from ${creationKeys(i).mkString("[", ", ", "]")} ($from)"
+  def describeFilter(f: Int): String = {
+    val from = sourcesOf(f).map { i =>
+      s"${creationKeys(i).mkString("[", ", ", "]")} (${if (broadcast(i)) "broadcast" else "shuffle"})"
+    }
+    s"${keys(sourcesOf(f).head).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
+  /** Filter `f`'s keys over the child's rows. */
+  private def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
+
   override def simpleString(maxFields: Int): String =
-    s"DynamicFilter ${creations.indices.map(describeFilter).mkString(" AND ")}"
+    s"DynamicFilter ${(0 until filterCount).map(describeFilter).mkString(" AND ")}"
 
   /** Builds the filters (once per execution of this operator) and returns the child to read, with the
    * filters pushed into its scan. */
-  private lazy val prepared: SparkPlan = creations.indices.foldLeft(child) { (plan, i) =>
+  private lazy val prepared: SparkPlan = (0 until filterCount).foldLeft(child) { (plan, i) =>
     val filter = build(i)
     val keep = expectedKeep(i, filter)
     tests(i).expectedKeep = keep
@@ -147,7 +162,7 @@ case class DynamicFilterExec(
 
   /** The share of the scan's rows filter `i` is expected to keep ([[KeepEstimate]]), when its scan's
    * footers say. */
-  private def expectedKeep(i: Int, filter: KeySet): Option[Double] = keys(i) match {
+  private def expectedKeep(i: Int, filter: KeySet): Option[Double] = filterKeys(i) match {
     case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined =>
       KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
         .flatMap(KeepEstimate(filter, _))
@@ -160,7 +175,7 @@ case class DynamicFilterExec(
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
   private def checks: Seq[KeySetContains] =
-    creations.indices.map(i => KeySetContains(tests(i), BindReferences.bindReferences(keys(i), child.output)))
+    (0 until filterCount).map(i => KeySetContains(tests(i), BindReferences.bindReferences(filterKeys(i), child.output)))
 
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
     ctx.currentVars = input
@@ -200,8 +215,8 @@ case class DynamicFilterExec(
       SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
       SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
     val executionId = Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY))
-    val filter = KeyCollector.collectOnce(executionId, creations(i), creationKeys(i), broadcast(i), limits)
-      .getOrElse(PassThrough)
+    val sources = sourcesOf(i).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c)))
+    val filter = KeyCollector.collectOnce(executionId, sources, limits).getOrElse(PassThrough)
     chosen += i -> filter
     m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
@@ -220,7 +235,7 @@ case class DynamicFilterExec(
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
   /** `plan` with filter `i` pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
-  private def pushDown(plan: SparkPlan, i: Int, filter: KeySet): SparkPlan = keys(i) match {
+  private def pushDown(plan: SparkPlan, i: Int, filter: KeySet): SparkPlan = filterKeys(i) match {
     case Seq(key: Attribute) =>
       val limits = KeyScanPushdown.Limits.from(conf)
       val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
@@ -240,4 +255,10 @@ case class DynamicFilterExec(
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
     copy(child = newChildren.head, creations = newChildren.tail)
+}
+
+object DynamicFilterExec {
+  /** An operator of one filter, on `child`'s `keys`, fed by `sources`. */
+  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source]): DynamicFilterExec =
+    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil).and(keys, sources)
 }

@@ -15,10 +15,14 @@ import sieve.keyset._
  * (on the driver, where it was built) or the shuffle output (a job over the shuffle files the join
  * will read again) — and chooses the filter: the exact set when the keys fit the limits, else (a
  * second pass over the same keys) a bitmap for dense long keys or a bloom filter with the range.
- * Within one execution, the same creation side is read once however many scans its keys filter.
+ * Within one execution, the same creation side is read once however many scans its keys filter. A
+ * filter fed by several creation sides gets the union of their keys, chosen as one.
  */
 object KeyCollector {
   final case class Limits(maxKeys: Long, maxKeyBytes: Long, maxBloomBytes: Long, fpp: Double)
+
+  /** A creation side: the exchange its join reads, the join's keys over it, and whether it is a broadcast. */
+  final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean)
 
   /** How many times a creation side's keys were read (not found among the recent key sets). */
   val reads = new java.util.concurrent.atomic.AtomicLong()
@@ -35,25 +39,25 @@ object KeyCollector {
   }
 
   /** [[collect]], once per execution for the same creation side, keys and limits. */
-  def collectOnce(executionId: Option[String], creation: SparkPlan, creationKeys: Seq[Expression],
-      broadcast: Boolean, limits: Limits): Option[KeySet] = executionId match {
-    case None => collect(creation, creationKeys, broadcast, limits)
-    case Some(id) =>
-      val key = (id, creation.canonicalized, creationKeys.map(QueryPlan.normalizeExpressions(_, creation.output)),
-        broadcast, limits)
-      val once = recent.synchronized {
-        recent.computeIfAbsent(key, _ => new Once(collect(creation, creationKeys, broadcast, limits)))
-      }
-      once.keySet
-  }
+  def collectOnce(executionId: Option[String], sources: Seq[Source], limits: Limits): Option[KeySet] =
+    executionId match {
+      case None => collect(sources, limits)
+      case Some(id) =>
+        val key = (id, sources.map(s =>
+          (s.creation.canonicalized, s.keys.map(QueryPlan.normalizeExpressions(_, s.creation.output)), s.broadcast)),
+          limits)
+        val once = recent.synchronized { recent.computeIfAbsent(key, _ => new Once(collect(sources, limits))) }
+        once.keySet
+    }
 
-  /** The filter, or None when the creation side's keys cannot be read (see [[SieveBroadcastKeys]]). */
-  def collect(creation: SparkPlan, creationKeys: Seq[Expression], broadcast: Boolean, limits: Limits)
-      : Option[KeySet] = {
+  /** The filter of the union of the sources' keys, or None when a creation side's keys cannot be read
+   * (see [[SieveBroadcastKeys]]). */
+  def collect(sources: Seq[Source], limits: Limits): Option[KeySet] = {
     reads.incrementAndGet()
-    val shape = KeyShape(creationKeys.map(_.dataType))
-    val source =
-      if (broadcast) broadcastKeys(creation, creationKeys) else Some(shuffleKeys(creation, creationKeys))
+    val shape = KeyShape(sources.head.keys.map(_.dataType))
+    val read = sources.map(s =>
+      if (s.broadcast) broadcastKeys(s.creation, s.keys) else Some(shuffleKeys(s.creation, s.keys)))
+    val source = if (read.forall(_.isDefined)) Some(union(read.flatten)) else None
     source.map { keys =>
       def bloom(expected: Long) = keys.fold(newBloom(expected, limits))(BloomKeysBuilder.put(_, shape, _))(_ merge _)
       def bitmap(lo: Long, hi: Long) = {
@@ -61,7 +65,8 @@ object KeyCollector {
         keys.fold(new LongBitmap(lo, hi))((b, k) => b.add(toLong(k)))(_ merge _)
       }
       def newSummary() = new KeySummary(shape, limits.maxKeys, limits.maxKeyBytes)
-      shuffleRows(creation).filter(_ > limits.maxKeys) match {
+      val rows = sources.map(s => shuffleRows(s.creation))
+      (if (rows.forall(_.isDefined)) Some(rows.flatten.sum) else None).filter(_ > limits.maxKeys) match {
         case Some(rows) =>
           // More rows than an IN-set may hold (AQE knows the stage's row count): one pass that also
           // fills a bloom filter sized for those rows, used when the distinct keys overflow the set.
@@ -80,6 +85,14 @@ object KeyCollector {
   private trait KeySource {
     def fold[T: ClassTag](zero: => T)(add: (T, UnsafeRow) => Unit)(merge: (T, T) => T): T
   }
+
+  /** Every source's keys: each pass folds each source, and merges what they give. */
+  private def union(sources: Seq[KeySource]): KeySource =
+    if (sources.size == 1) sources.head
+    else new KeySource {
+      def fold[T: ClassTag](zero: => T)(add: (T, UnsafeRow) => Unit)(merge: (T, T) => T): T =
+        sources.map(_.fold(zero)(add)(merge)).reduce(merge)
+    }
 
   /** From the broadcast relation, on the driver where it was built; None when it has no keys to read. */
   private def broadcastKeys(creation: SparkPlan, creationKeys: Seq[Expression]): Option[KeySource] = {

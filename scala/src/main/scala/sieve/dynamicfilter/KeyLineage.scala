@@ -20,7 +20,8 @@ import sieve.Preconditions
  * The steps, each taken only where it keeps every answer:
  *  - Project (an alias is followed to its expression), Filter, Sort, shuffle exchanges and AQE reads —
  *    all deterministic; an exchange that has a canonical copy elsewhere in the plan (`shared`) is not
- *    crossed, so its reuse (one scan for both) is never lost;
+ *    crossed, so its reuse (one scan for both) is never lost ([[SharedExchangeFilters]] puts one filter,
+ *    of every copy's joins, into all copies);
  *  - a join's side that the key's columns come from: either side of an inner join, the left of a
  *    semi / anti / existence join, the null-supplying side of an outer join with a key that is NULL
  *    wherever a column of it is (the rows that lose their match come back NULL-extended, and a NULL key

@@ -24,7 +24,9 @@ import sieve.config.SieveConf
  * unions) to every file scan and cached table they reach, and each of those that pays gets a filter,
  * wired to the join's own creation-side exchange (its broadcast, or the shuffle under its sort): Spark
  * computes that exchange once for both (exchange reuse, AQE's stage cache), and under AQE runs it before
- * the stage that holds the filter. All filters on one scan share one [[DynamicFilterExec]].
+ * the stage that holds the filter. All filters on one scan share one [[DynamicFilterExec]]. Then, inside
+ * exchanges the plan computes once for several joins, [[SharedExchangeFilters]] puts one filter of all
+ * of those joins' keys into every copy.
  *
  * A filter is placed when it is safe ([[Preconditions]]: byte-comparable, deterministic keys; a creation
  * side computed once for certain) and pays off: the scan's bytes (its files' bytes, of the columns it
@@ -49,37 +51,48 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     else {
       val shared = sharedExchanges(plan)
       val dppTables = dppBuildTables(plan)
-      CreationRewire(plan.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
+      val placed = CreationRewire(plan.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
+      CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter))
     }
+
+  /** A side of a join that a filter may go on: its keys, and the creation side the filter reads. */
+  private final case class Application(appIsLeft: Boolean, app: SparkPlan, keys: Seq[Expression],
+      source: KeyCollector.Source)
+
+  /** Where `j`'s filters may go (the preferred side first), each reason a side may not be given to `why`. */
+  private def applications(j: EquiJoin, why: String => Unit): Seq[Application] = {
+    val keys = j.leftKeys ++ j.rightKeys
+    val sides = applicationSides(j)
+    if (!keys.forall(k => Preconditions.deterministic(k) && Preconditions.binaryStable(k.dataType))) {
+      why("a key is nondeterministic or not byte-comparable (a non-binary collation)"); Nil
+    } else if (sides.isEmpty) { why(s"${j.joinType} join: no side whose rows it drops"); Nil }
+    else sides.flatMap { appIsLeft =>
+      val (app, appKeys, creationKeys) =
+        if (appIsLeft) (j.left, j.leftKeys, j.rightKeys) else (j.right, j.rightKeys, j.leftKeys)
+      (if (appIsLeft) j.rightExchange else j.leftExchange) match {
+        case None => why("no exchange on the creation side to read keys from"); None
+        case Some(creation) if !Preconditions.sharedForCertain(creation, conf) =>
+          why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
+        case Some(creation) =>
+          Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, creationKeys, j.broadcast)))
+      }
+    }
+  }
 
   /** The join with its filters placed, or tagged with why it has none. */
   private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean, dppTables: Set[String]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     def decline(why: String): SparkPlan = { j.join.setTagValue(NoFilter, why); j.join }
-    val keys = j.leftKeys ++ j.rightKeys
-    if (!keys.forall(k => Preconditions.deterministic(k) && Preconditions.binaryStable(k.dataType)))
-      return decline("a key is nondeterministic or not byte-comparable (a non-binary collation)")
-    val sides = applicationSides(j)
-    if (sides.isEmpty) return decline(s"${j.joinType} join: no side whose rows it drops")
-    val placed = sides.iterator.map { appIsLeft =>
-      val (app, appKeys, creationKeys) =
-        if (appIsLeft) (j.left, j.leftKeys, j.rightKeys) else (j.right, j.rightKeys, j.leftKeys)
-      (if (appIsLeft) j.rightExchange else j.leftExchange) match {
-        case None => reasons += "no exchange on the creation side to read keys from"; None
-        case Some(creation) if !Preconditions.sharedForCertain(creation, conf) =>
-          reasons += "the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"
-          None
-        case Some(creation) =>
-          KeyLineage.place(app, appKeys, shared, feeds(app, j, dppTables)) { (target, targetKeys, feeding) =>
-            pays(target, targetKeys, creation, feeding) match {
-              case Some(why) => reasons += why; None
-              case None => Some(withFilter(target, targetKeys, creationKeys, j.broadcast, creation))
-            }
-          }.map { newApp =>
-            val filtered = j.join.withNewChildren(if (appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
-            filtered.unsetTagValue(NoFilter)
-            filtered
-          }
+    val placed = applications(j, reasons += _).iterator.map { a =>
+      KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, feeding) =>
+        pays(target, targetKeys, a.source.creation, feeding) match {
+          case Some(why) => reasons += why; None
+          case None => Some(withFilter(target, targetKeys, Seq(a.source)))
+        }
+      }.map { newApp =>
+        val filtered = j.join.withNewChildren(if (a.appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
+        filtered.unsetTagValue(NoFilter)
+        filtered
       }
     }.collectFirst { case Some(p) => p }
     placed.getOrElse {
@@ -102,11 +115,26 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     sides.nonEmpty && find(j.join)
   }
 
-  private def withFilter(target: SparkPlan, keys: Seq[Expression], creationKeys: Seq[Expression],
-      broadcast: Boolean, creation: SparkPlan): SparkPlan = target match {
-    case f: DynamicFilterExec => if (f.has(keys, creation)) f else f.and(keys, creationKeys, broadcast, creation)
+  /** What a join's keys could filter inside exchanges that have copies (which `filterFor` does not enter):
+   * the scans there its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
+  private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
+    plan.collect { case EquiJoin(j) => j }.flatMap { j =>
+      applications(j, _ => ()).flatMap { a =>
+        val found = Seq.newBuilder[SharedExchangeFilters.Proposal]
+        KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, _) =>
+          if (pays(target, keys, a.source.creation, feeding = false).isEmpty)
+            found += SharedExchangeFilters.Proposal(j.join, target, keys, a.source)
+          None
+        }
+        found.result()
+      }
+    }
+
+  private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source])
+      : SparkPlan = target match {
+    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources)
     case _ =>
-      val f = DynamicFilterExec(target, Seq(keys), Seq(creationKeys), Seq(broadcast), Seq(creation))
+      val f = DynamicFilterExec(target, keys, sources)
       // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
       // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
       // to the creation side's exchange)

@@ -1,0 +1,108 @@
+package sieve.dynamicfilter
+
+import java.util.IdentityHashMap
+
+import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression}
+import org.apache.spark.sql.catalyst.plans.QueryPlan
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+
+/**
+ * Filters inside an exchange that the plan computes once for several joins (a CTE or a subquery used
+ * twice: TPC-DS q4's store_sales shuffle feeds the 2001 and the 2002 branch). [[PlaceDynamicFilters]]
+ * does not enter such an exchange for one join: a filter in one copy makes the copies differ, and the
+ * table is read twice. Here every copy gets the same filter, fed by the creation sides of the joins above
+ * all the copies: a row is kept when one of them has its key. Each copy's rows reach its own join, which
+ * drops what its keys do not match, so the union drops only rows no join keeps; the copies stay equal,
+ * and computed once (q4: the store_sales rows of 2001 or 2002, read once, instead of all of them).
+ *
+ * Placed only when every copy of the exchange is in the plan and not run yet (not an AQE stage), every
+ * copy has a join whose keys reach the same scan column in it, and no creation side holds a copy of an
+ * exchange that gets such a filter (it would wait for itself).
+ */
+object SharedExchangeFilters {
+
+  /** What a join could put on `target`: a filter of its `keys`, read from `source`. */
+  final case class Proposal(join: SparkPlan, target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source)
+
+  /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (by `put`: the
+   * target with a filter of its keys fed by all the sources), and the joins that feed one untagged. */
+  def apply(plan: SparkPlan, proposals: => Seq[Proposal])(
+      put: (SparkPlan, Seq[Expression], Seq[KeyCollector.Source]) => SparkPlan): SparkPlan = {
+    val inPlan = plan.collect { case e: Exchange => e }.groupBy(CreationRewire.unfiltered).filter(_._2.size > 1)
+    if (inPlan.isEmpty) return plan
+    val everywhere = plan.collectWithSubqueries {
+      case s: QueryStageExec => CreationRewire.unfiltered(s.plan)
+      case r: ReusedExchangeExec => CreationRewire.unfiltered(r.child)
+      case e: Exchange => CreationRewire.unfiltered(e)
+    }.groupBy(identity).map { case (k, v) => k -> v.size }
+    // every copy here, none a stage, a reuse or in a subquery: then all of them can change alike
+    val groups = inPlan.filter { case (k, copies) => everywhere.get(k).contains(copies.size) }
+    val nodes = groups.values.flatten.map(c => c -> identitySet(c)).toSeq
+
+    // each proposal in the innermost copy that holds its target and not its join
+    val byCopy = new IdentityHashMap[SparkPlan, Seq[Proposal]]()
+    proposals.foreach { p =>
+      val in = nodes.filter { case (_, set) => set.containsKey(p.target) && !set.containsKey(p.join) }
+      if (in.nonEmpty) {
+        val copy = in.minBy(_._2.size)._1
+        byCopy.put(copy, Option(byCopy.get(copy)).getOrElse(Nil) :+ p)
+      }
+    }
+    val candidates = groups.filter(_._2.exists(byCopy.containsKey)).keySet
+    // a creation side holding such an exchange would wait for it (or it for the creation side)
+    // (a stage or reuse of one is not in `groups`: only its exchanges can be copies)
+    def safe(s: KeyCollector.Source) = !s.creation.exists {
+      case e: Exchange => candidates.contains(CreationRewire.unfiltered(e))
+      case _ => false
+    }
+
+    val replace = new IdentityHashMap[SparkPlan, SparkPlan]()
+    val feeding = Seq.newBuilder[SparkPlan]
+    groups.values.foreach { copies =>
+      val orders = copies.map(_.collect { case n => n })
+      // (the target's place in its copy, its keys over the target's output) -> the proposals there, per copy
+      val at = copies.zip(orders).map { case (c, order) =>
+        Option(byCopy.get(c)).getOrElse(Nil).filter(p => safe(p.source)).groupBy { p =>
+          (order.indexWhere(_ eq p.target), BindReferences.bindReferences(p.keys, p.target.output).map(_.canonicalized))
+        }
+      }
+      at.map(_.keySet).reduce(_ intersect _).toSeq.sortBy(_._1).foreach { case place @ (index, _) =>
+        val targets = orders.flatMap(_.lift(index))
+        val sources = distinct(at.flatMap(_(place)).map(_.source))
+        val alike = targets.size == copies.size &&
+          targets.forall(t => CreationRewire.unfiltered(t) == CreationRewire.unfiltered(targets.head)) &&
+          sources.forall(_.keys.map(_.dataType) == sources.head.keys.map(_.dataType))
+        if (alike) {
+          // each copy's own proposal gives the keys over its target's attributes
+          targets.zip(at).foreach { case (t, here) =>
+            replace.put(t, put(Option(replace.get(t)).getOrElse(t), here(place).head.keys, sources))
+          }
+          feeding ++= at.flatMap(_(place)).map(_.join)
+        }
+      }
+    }
+    if (replace.isEmpty) plan
+    else {
+      feeding.result().foreach(_.unsetTagValue(PlaceDynamicFilters.NoFilter))
+      plan.transformUp { case n if replace.containsKey(n) => replace.get(n) }
+    }
+  }
+
+  private def identitySet(plan: SparkPlan): IdentityHashMap[SparkPlan, java.lang.Boolean] = {
+    val set = new IdentityHashMap[SparkPlan, java.lang.Boolean]()
+    plan.foreach(n => set.put(n, true))
+    set
+  }
+
+  /** The sources once each, in order: the same creation side with the same keys is one. */
+  private def distinct(sources: Seq[KeyCollector.Source]): Seq[KeyCollector.Source] =
+    sources.foldLeft(Vector.empty[KeyCollector.Source]) { (kept, s) =>
+      def same(o: KeyCollector.Source) = o.broadcast == s.broadcast &&
+        CreationRewire.unfiltered(o.creation) == CreationRewire.unfiltered(s.creation) &&
+        o.keys.map(QueryPlan.normalizeExpressions(_, o.creation.output)) ==
+          s.keys.map(QueryPlan.normalizeExpressions(_, s.creation.output))
+      if (kept.exists(same)) kept else kept :+ s
+    }
+}
