@@ -410,9 +410,14 @@ def goals(results):
 
 def _filter_count(plan_text):
     """Dynamic filter operators in a final plan's text, each once: one inside a broadcast is printed again
-    under every filter that reads that broadcast's keys."""
-    final = plan_text.split("== Initial Plan ==")[0]
-    return len({line.split("DynamicFilter ", 1)[1] for line in final.splitlines() if "DynamicFilter " in line})
+    under every filter that reads that broadcast's keys. When AQE found the result empty and replaced the
+    plan by an EmptyRelation (TPC-DS q17 at sf10: a filtered stage came out empty first), the filters
+    that ran are only in the initial plan."""
+    final, _, initial = plan_text.partition("== Initial Plan ==")
+
+    def count(text):
+        return len({line.split("DynamicFilter ", 1)[1] for line in text.splitlines() if "DynamicFilter " in line})
+    return count(final) or (count(initial) if "EmptyRelation" in final else 0)
 
 
 def _suite(name, sf, spark, partitioned=False):
