@@ -98,9 +98,30 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     placed.getOrElse {
       val why = reasons.result().distinct
       if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
-      else decline(if (why.isEmpty) "its keys reach no file scan or cached table on the application side" else why.mkString("; "))
+      else decline(if (why.nonEmpty) why.mkString("; ") else throughSharedOnly(j).getOrElse(
+        "its keys reach no file scan or cached table on the application side"))
     }
   }
+
+  /** Why not, when `j`'s keys reach scans only inside exchanges that several joins read (which `filterFor`
+   * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
+  private def throughSharedOnly(j: EquiJoin): Option[String] = {
+    val found = reachedThroughShared(j, (target, keys, source) => pays(target, keys, source.creation, feeding = false))
+    if (found.isEmpty) None
+    else Some("its keys reach scans only inside an exchange that several joins read (a filter there goes " +
+      "into every copy, fed by a join above each)" + found.flatten.distinct.map("; " + _).mkString)
+  }
+
+  /** What `check` says of each scan `j`'s keys reach, shared exchanges crossed (None: a filter pays there). */
+  private def reachedThroughShared[T](j: EquiJoin, check: (SparkPlan, Seq[Expression], KeyCollector.Source) => T): Seq[T] =
+    applications(j, _ => ()).flatMap { a =>
+      val found = Seq.newBuilder[T]
+      KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, _) =>
+        found += check(target, keys, a.source)
+        None
+      }
+      found.result()
+    }
 
   /** Whether a filter reading one of `j`'s sides is there already, in a stage AQE made before this run
    * (KeyLineage does not enter a stage made already, so it finds no scan to filter this time). */
@@ -119,15 +140,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * the scans there its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
   private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
-      applications(j, _ => ()).flatMap { a =>
-        val found = Seq.newBuilder[SharedExchangeFilters.Proposal]
-        KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, _) =>
-          if (pays(target, keys, a.source.creation, feeding = false).isEmpty)
-            found += SharedExchangeFilters.Proposal(j.join, target, keys, a.source)
-          None
-        }
-        found.result()
-      }
+      reachedThroughShared(j, (target, keys, source) =>
+        if (pays(target, keys, source.creation, feeding = false).isEmpty)
+          Some(SharedExchangeFilters.Proposal(j.join, target, keys, source))
+        else None).flatten
     }
 
   private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source])
