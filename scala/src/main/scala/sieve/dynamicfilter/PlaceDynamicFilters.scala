@@ -288,14 +288,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
    * for both, which a filter in one copy would undo. */
   private def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
+    // without the dynamic filters: a join inside each copy puts its filter there during this same pass
+    // (TPC-DS q59: the date join inside the CTE), and the copy must still count as one with the other
     val all = plan.collectWithSubqueries {
-      case s: QueryStageExec => s.plan.canonicalized
-      case r: ReusedExchangeExec => r.child.canonicalized
-      case e: Exchange => e.canonicalized
+      case s: QueryStageExec => CreationRewire.unfiltered(s.plan)
+      case r: ReusedExchangeExec => CreationRewire.unfiltered(r.child)
+      case e: Exchange => CreationRewire.unfiltered(e)
     }
     val counts = all.groupBy(identity).map { case (k, v) => k -> v.size }
     val withCopies = counts.filter(_._2 > 1).keySet
-    e => withCopies.nonEmpty && withCopies.contains(e.canonicalized)
+    e => withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))
   }
 }
 

@@ -237,6 +237,17 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("an exchange used twice with a join inside each copy: still one copy, one filter of both joins' keys") {
+    eager(joins("-1"): _*) {
+      // d2's filter goes into each copy in the same pass; the copies must still count as one (TPC-DS q59)
+      val q = "WITH a AS (SELECT f.k, SUM(f.v) AS s FROM fact f JOIN d2 ON f.k2 = d2.k2 WHERE d2.grp < 40 GROUP BY f.k) " +
+        "SELECT 'x', a.k, a.s FROM a JOIN d1 ON a.k = d1.k WHERE d1.cat < 30 " +
+        "UNION ALL SELECT 'y', a.k, a.s FROM a JOIN d1 ON a.k = d1.k WHERE d1.cat >= 90"
+      val df = checkAnswerAgainstVanilla(sql(q))
+      assert(factScans(df.queryExecution.executedPlan) === 1, df.queryExecution.executedPlan)
+    }
+  }
+
   testWithAndWithoutAqe("a self-join of an exchange used twice: no filter fed by a copy of the exchange it sits in") {
     eager(joins("-1"): _*) {
       // each side's keys come from the other copy of the same shuffle: a filter there would wait for itself
