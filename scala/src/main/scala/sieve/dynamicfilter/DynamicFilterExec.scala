@@ -22,7 +22,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
  * from, with that join's keys `creationKeys(i)` — feeds filter `filterOf(i)`, which keeps a row only if
  * its `keys(i)` (over the child's rows) may match a key of one of the creation sides feeding it. A filter
  * usually has one creation side; several when the scan sits in an exchange computed once for several
- * joins ([[SharedExchangeFilters]]): each of them drops the rows none of them keeps. The exchanges are children here, so Spark computes each once for the join and the
+ * joins ([[SharedExchangeFilters]]): each of them drops the rows none of them keeps. The exchanges are
+ * children here, so Spark computes each once for the join and the
  * filter (exchange reuse, AQE's stage cache) and before this operator runs (AQE: a stage waits for its
  * child stages). [[PlaceDynamicFilters]] puts every join's filter on a scan into this one operator.
  *
@@ -67,8 +68,8 @@ case class DynamicFilterExec(
    * nothing). */
   def has(filterKeys: Seq[Expression], sources: Seq[SparkPlan]): Boolean = (0 until filterCount).exists { f =>
     val from = sourcesOf(f)
-    keys(from.head).size == filterKeys.size &&
-      keys(from.head).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
+    this.filterKeys(f).size == filterKeys.size &&
+      this.filterKeys(f).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
       from.size == sources.size && from.zip(sources).forall { case (i, c) => creations(i).sameResult(c) }
   }
 
@@ -131,7 +132,7 @@ case class DynamicFilterExec(
     val from = sourcesOf(f).map { i =>
       s"${creationKeys(i).mkString("[", ", ", "]")} (${if (broadcast(i)) "broadcast" else "shuffle"})"
     }
-    s"${keys(sourcesOf(f).head).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
+    s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
   /** Filter `f`'s keys over the child's rows. */
