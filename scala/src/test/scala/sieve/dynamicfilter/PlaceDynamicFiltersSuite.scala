@@ -162,8 +162,9 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("never through an outer join's preserved side, nor a nondeterministic projection") {
-    eager(joins("-1"): _*) {
+  testWithAndWithoutAqe("not through an outer join's preserved side when throughPreservedSide is off, never through " +
+      "a nondeterministic projection") {
+    eager(joins("-1") :+ ("spark.sieve.dynamicFilter.throughPreservedSide" -> "false"): _*) {
       // fact is preserved by the LEFT JOIN: d2's keys (joined above it) do not reach its scan
       val preserved = checkAnswerAgainstVanilla(sql(
         "SELECT f.v, d1.cat, d2.grp FROM fact f LEFT JOIN (SELECT * FROM d1 WHERE cat < 10) d1 ON f.k = d1.k " +
@@ -173,6 +174,31 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       val random = filters(spark.sql(
         "SELECT f.v FROM (SELECT k, v, rand(1) AS r FROM fact) f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7 AND f.r < 2"))
       assert(random.isEmpty)
+    }
+  }
+
+  testWithAndWithoutAqe("through an outer join's preserved side, never a full outer join's nor by the outer join's keys") {
+    eager(joins("-1"): _*) {
+      // every output row of a fact row carries its k2: the rows d2's join drops, whether d1 matched or not
+      val left = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d1.cat, d2.grp FROM fact f LEFT JOIN (SELECT * FROM d1 WHERE cat < 10) d1 ON f.k = d1.k " +
+          "JOIN d2 ON f.k2 = d2.k2 WHERE d2.grp = 3"))
+      assert(placement(left).contains("fact" -> Seq("k2")), left.queryExecution.executedPlan)
+      // grp = 3: k2 % 50 = 3, 800 of 40,000 rows
+      assert(filters(left).filter(f => table(f.child) == "fact").map(rowsOut) === Seq(800))
+      val right = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d2.grp FROM (SELECT * FROM d1 WHERE cat < 10) d1 RIGHT JOIN fact f ON f.k = d1.k " +
+          "JOIN d2 ON f.k2 = d2.k2 WHERE d2.grp = 3"))
+      assert(placement(right).contains("fact" -> Seq("k2")), right.queryExecution.executedPlan)
+      // a full outer join: a dropped fact row would leave its d1 match unmatched, a new NULL-extended row
+      val full = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d1.cat FROM fact f FULL JOIN d1 ON f.k = d1.k " +
+          "JOIN d2 ON coalesce(f.k2, 3) = d2.k2 WHERE d2.grp = 3"))
+      assert(!placement(full).exists(_._1 == "fact"), full.queryExecution.executedPlan)
+      // the outer join's own keys never filter its preserved side
+      val own = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, d1.cat FROM fact f LEFT JOIN (SELECT * FROM d1 WHERE cat = 7) d1 ON f.k = d1.k"))
+      assert(!placement(own).exists(_._1 == "fact"), own.queryExecution.executedPlan)
     }
   }
 
