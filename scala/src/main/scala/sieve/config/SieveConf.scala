@@ -79,6 +79,14 @@ object SieveConf {
       "goes there as well; TPC-DS q80 at sf10: 6x faster). Never a full outer join's side, and an outer " +
       "join's own keys never filter its preserved side. false: keys stop at an outer join's preserved side.")
 
+  val DYNAMIC_FILTER_BEFORE_SHUFFLE: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.beforeShuffle", default = true,
+    "A broadcast join's keys filter a scan whose rows go into a shuffle as they are (no join or aggregate " +
+      "between) before they reach the join, whatever the scan's size (minApplicationBytes does not apply): " +
+      "each row dropped saves its shuffle write, read and sort (TPC-DS q93 at sf10: `reason` on " +
+      "store_returns, then store_returns' keys on store_sales: 26.6 s -> 2.4 s). false: minApplicationBytes " +
+      "applies there too.")
+
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
@@ -133,7 +141,8 @@ object SieveConf {
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
-    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
+    DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)

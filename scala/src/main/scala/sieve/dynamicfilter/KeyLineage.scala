@@ -32,7 +32,7 @@ import sieve.config.SieveConf
  *    join's side; through an inner or semi join's key equality, the other side as well;
  *  - a broadcast build side only when another filter reads its keys (`feeds`: a filter there makes
  *    that one's keys fewer — nation's keys prune supplier, whose keys then prune lineitem); the targets
- *    below it are put with `feeding` set;
+ *    below it are put with [[Route.feeding]] set, those below a shuffle exchange with [[Route.shuffled]];
  *  - an aggregate's grouping keys (whole groups are dropped) and a window's partition keys;
  *  - every branch of a UNION ALL, by column position.
  * At the scan the key must be deterministic and raise no error: it is computed on rows that the
@@ -40,31 +40,37 @@ import sieve.config.SieveConf
  */
 object KeyLineage {
 
-  /** `plan` with `put(target, keys, feeding)` at every scan that `keys` (over `plan`'s output) reach, or
+  /** What lies between a join and a target it reached. `feeding`: a broadcast build side whose keys another
+   * filter reads; `shuffled`: a shuffle exchange that the target's rows reach as they are — no join or
+   * aggregate between (each row is written, read and sorted before the join drops it). */
+  final case class Route(feeding: Boolean = false, shuffled: Boolean = false)
+
+  /** `plan` with `put(target, keys, route)` at every scan that `keys` (over `plan`'s output) reach, or
    * None where no target was reached or `put` declined at each. A target is a file scan or cached table,
    * with the filters over it (the dynamic filter goes above those), or a [[DynamicFilterExec]] there
-   * already; `feeding`: it is below a broadcast build side whose keys another filter reads. */
+   * already. */
   def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean, feeds: SparkPlan => Boolean)(
-      put: (SparkPlan, Seq[Expression], Boolean) => Option[SparkPlan]): Option[SparkPlan] = {
+      put: (SparkPlan, Seq[Expression], Route) => Option[SparkPlan]): Option[SparkPlan] = {
 
-    def down(p: SparkPlan, ks: Seq[Expression], feeding: Boolean): Option[SparkPlan] = {
-      def into(i: Int, childKeys: Seq[Expression], feeding: Boolean = feeding): Option[SparkPlan] =
+    def down(p: SparkPlan, ks: Seq[Expression], route: Route): Option[SparkPlan] = {
+      def into(i: Int, childKeys: Seq[Expression], route: Route = route): Option[SparkPlan] =
         if (!childKeys.flatMap(_.references).forall(p.children(i).outputSet.contains)) None
-        else down(p.children(i), childKeys, feeding).map(c => p.withNewChildren(p.children.updated(i, c)))
+        else down(p.children(i), childKeys, route).map(c => p.withNewChildren(p.children.updated(i, c)))
       p match {
-        case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, feeding)
-        case f: FilterExec if overScan(f) => at(f, ks, feeding)
+        case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, route)
+        case f: FilterExec if overScan(f) => at(f, ks, route)
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
         case _: SortExec | _: AQEShuffleReadExec => into(0, ks)
-        case e: ShuffleExchangeLike if !shared(e) => into(0, ks)
-        case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, feeding = true)
-        case EquiJoin(j) if j.condition.forall(_.deterministic) => throughJoin(j, ks, down(_, _, feeding))
+        case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true))
+        case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
+        case EquiJoin(j) if j.condition.forall(_.deterministic) =>
+          throughJoin(j, ks, down(_, _, route.copy(shuffled = false)))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           val grouping = AttributeSet(a.groupingExpressions.map(_.toAttribute))
           val overGrouping = followAliases(ks, a.resultExpressions)
           if (!overGrouping.flatMap(_.references).forall(grouping.contains)) None
-          else into(0, followAliases(overGrouping, a.groupingExpressions))
+          else into(0, followAliases(overGrouping, a.groupingExpressions), route.copy(shuffled = false))
         case w: WindowExec if partitionedBy(w.partitionSpec, ks) && w.windowExpression.forall(_.deterministic) =>
           into(0, ks)
         case w: WindowGroupLimitExec if partitionedBy(w.partitionSpec, ks) => into(0, ks)
@@ -72,7 +78,7 @@ object KeyLineage {
           val placed = u.children.map { c =>
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
             down(c, ks.map(_.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }),
-              feeding)
+              route)
           }
           if (placed.forall(_.isEmpty)) None
           else Some(u.withNewChildren(placed.zip(u.children).map { case (n, c) => n.getOrElse(c) }))
@@ -80,12 +86,12 @@ object KeyLineage {
       }
     }
 
-    def at(target: SparkPlan, ks: Seq[Expression], feeding: Boolean): Option[SparkPlan] =
+    def at(target: SparkPlan, ks: Seq[Expression], route: Route): Option[SparkPlan] =
       if (ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) &&
-          ks.flatMap(_.references).forall(target.outputSet.contains)) put(target, ks, feeding)
+          ks.flatMap(_.references).forall(target.outputSet.contains)) put(target, ks, route)
       else None
 
-    down(plan, keys, feeding = false)
+    down(plan, keys, Route())
   }
 
   /** Below a join: into each side the keys may enter (see the object's doc), updating that child. */

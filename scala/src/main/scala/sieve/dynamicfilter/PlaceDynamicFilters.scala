@@ -51,7 +51,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     else {
       val shared = sharedExchanges(plan)
       val dppTables = dppBuildTables(plan)
-      val placed = CreationRewire(plan.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
+      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
+      // twice: a join's creation side filtered by a join above it (placed after it, bottom-up) is selective
+      // the second time (TPC-DS q93: reason's keys filter store_returns, whose keys then filter store_sales)
+      val placed = pass(pass(plan))
       CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter))
     }
 
@@ -82,10 +85,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** The join with its filters placed, or tagged with why it has none. */
   private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean, dppTables: Set[String]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
-    def decline(why: String): SparkPlan = { j.join.setTagValue(NoFilter, why); j.join }
+    // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
+    // does not enter those stages — the reason given while their scans were in the plan still holds
+    def decline(why: String): SparkPlan = {
+      j.join.logicalLink.foreach(_.setTagValue(NoFilter, why))
+      j.join.setTagValue(NoFilter, why)
+      j.join
+    }
     val placed = applications(j, reasons += _).iterator.map { a =>
-      KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, feeding) =>
-        pays(target, targetKeys, a.source.creation, feeding) match {
+      KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, route) =>
+        pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
           case None => Some(withFilter(target, targetKeys, Seq(a.source)))
         }
@@ -98,26 +107,28 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     placed.getOrElse {
       val why = reasons.result().distinct
       if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
-      else decline(if (why.nonEmpty) why.mkString("; ") else throughSharedOnly(j).getOrElse(
-        "its keys reach no file scan or cached table on the application side"))
+      else decline(if (why.nonEmpty) why.mkString("; ") else throughSharedOnly(j)
+        .orElse(j.join.logicalLink.flatMap(_.getTagValue(NoFilter)))
+        .getOrElse("its keys reach no file scan or cached table on the application side"))
     }
   }
 
   /** Why not, when `j`'s keys reach scans only inside exchanges that several joins read (which `filterFor`
    * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
   private def throughSharedOnly(j: EquiJoin): Option[String] = {
-    val found = reachedThroughShared(j, (target, keys, source) => pays(target, keys, source.creation, feeding = false))
+    val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route))
     if (found.isEmpty) None
     else Some("its keys reach scans only inside an exchange that several joins read (a filter there goes " +
       "into every copy, fed by a join above each)" + found.flatten.distinct.map("; " + _).mkString)
   }
 
   /** What `check` says of each scan `j`'s keys reach, shared exchanges crossed (None: a filter pays there). */
-  private def reachedThroughShared[T](j: EquiJoin, check: (SparkPlan, Seq[Expression], KeyCollector.Source) => T): Seq[T] =
+  private def reachedThroughShared[T](j: EquiJoin,
+      check: (SparkPlan, Seq[Expression], KeyCollector.Source, KeyLineage.Route) => T): Seq[T] =
     applications(j, _ => ()).flatMap { a =>
       val found = Seq.newBuilder[T]
-      KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, _) =>
-        found += check(target, keys, a.source)
+      KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, route) =>
+        found += check(target, keys, a.source, route)
         None
       }
       found.result()
@@ -140,8 +151,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * the scans there its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
   private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
-      reachedThroughShared(j, (target, keys, source) =>
-        if (pays(target, keys, source.creation, feeding = false).isEmpty)
+      reachedThroughShared(j, (target, keys, source, route) =>
+        if (pays(target, keys, source, route).isEmpty)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source))
         else None).flatten
     }
@@ -208,10 +219,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     of(plan)
   }
 
-  /** None when a filter on `target` from `creation` pays off, else why not. `feeding`: the target is
-   * below a broadcast whose keys another filter reads, where its own size does not say what it saves. */
-  private def pays(target: SparkPlan, keys: Seq[Expression], creation: SparkPlan, feeding: Boolean)
+  /** None when a filter on `target` from `source` pays off, else why not. Its scan's size says what it
+   * saves except below a broadcast whose keys another filter reads (`route.feeding`: it makes those keys
+   * fewer) and, with `beforeShuffle`, where a broadcast's keys drop rows before a shuffle (`route.shuffled`:
+   * each row dropped saves its write, read and sort, far more than the scan; the broadcast is there first
+   * anyway — TPC-DS q93: `reason` on store_returns' 36 MB). */
+  private def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route)
       : Option[String] = {
+    val creation = source.creation
+    val sizeSaysAll = !route.feeding &&
+      !(route.shuffled && source.broadcast && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
     val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
@@ -224,7 +241,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
       case _ => "the cached table"
     }
-    if (bytes < minBytes && !feeding) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
+    if (bytes < minBytes && sizeSaysAll) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
     else {
@@ -234,7 +251,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       // estimate of a join without CBO is far above its real size: TPC-H q5 and q17 would lose 2.5x)
       if (materialized(creation) && creationBytes > bytes)
         Some(s"the creation side ($creationBytes bytes, measured) is larger than $name ($bytes bytes)")
-      else if (!hasSelectiveFilter(creation) &&
+      else if (!hasSelectiveFilter(creation, target) &&
           BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
         Some(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
       else None
@@ -277,12 +294,25 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     case _ => false
   }
 
-  /** A filter that can drop rows (not only NULL checks, which every join key gets), also inside stages. */
-  private def hasSelectiveFilter(plan: SparkPlan): Boolean = plan.exists {
-    case FilterExec(condition, _) => splitConjunctivePredicates(condition).exists(!_.isInstanceOf[IsNotNull])
-    case s: QueryStageExec => hasSelectiveFilter(s.plan)
-    case r: ReusedExchangeExec => hasSelectiveFilter(r.child)
-    case _ => false
+  /** A filter in `plan` that can drop rows (not only NULL checks, which every join key gets), also inside
+   * stages and on the creation sides of its dynamic filters (one fed by a selective side is selective) —
+   * but not those that filter `target` already: their keys' selectivity is there (fact ⋈ fact2 ⋈ d1 on
+   * one key: d1's filter on fact makes fact's side no more selective for fact2, which has d1's filter). */
+  private def hasSelectiveFilter(plan: SparkPlan, target: SparkPlan): Boolean = {
+    val there = target match {
+      case f: DynamicFilterExec => f.creations.map(CreationRewire.unfiltered).toSet
+      case _ => Set.empty[SparkPlan]
+    }
+    def selective(p: SparkPlan): Boolean = p match {
+      case FilterExec(condition, child) =>
+        splitConjunctivePredicates(condition).exists(!_.isInstanceOf[IsNotNull]) || selective(child)
+      case f: DynamicFilterExec =>
+        selective(f.child) || f.creations.exists(c => !there.contains(CreationRewire.unfiltered(c)) && selective(c))
+      case s: QueryStageExec => selective(s.plan)
+      case r: ReusedExchangeExec => selective(r.child)
+      case other => other.children.exists(selective)
+    }
+    selective(plan)
   }
 
   /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed

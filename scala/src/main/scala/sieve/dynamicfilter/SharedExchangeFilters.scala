@@ -18,8 +18,8 @@ import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
  * and computed once (q4: the store_sales rows of 2001 or 2002, read once, instead of all of them).
  *
  * Placed only when every copy of the exchange is in the plan and not run yet (not an AQE stage), every
- * copy has a join whose keys reach the same scan column in it, and no creation side holds a copy of an
- * exchange that gets such a filter (it would wait for itself).
+ * copy has a join whose keys reach the same scan column in it, and no creation side holds a copy of the
+ * exchange it filters, or of one whose filters read such a side (it would wait for itself).
  */
 object SharedExchangeFilters {
 
@@ -51,20 +51,27 @@ object SharedExchangeFilters {
       }
     }
     val candidates = groups.filter(_._2.exists(byCopy.containsKey)).keySet
-    // a creation side holding such an exchange would wait for it (or it for the creation side)
-    // (a stage or reuse of one is not in `groups`: only its exchanges can be copies)
-    def safe(s: KeyCollector.Source) = !s.creation.exists {
-      case e: Exchange => candidates.contains(CreationRewire.unfiltered(e))
-      case _ => false
+    // the exchanges getting such a filter that a creation side holds (a stage or reuse of one is not in
+    // `groups`: only its exchanges can be copies), and for each, those its own filters' creation sides hold
+    def held(s: KeyCollector.Source): Set[SparkPlan] =
+      s.creation.collect { case e: Exchange => CreationRewire.unfiltered(e) }.filter(candidates.contains).toSet
+    val holds: Map[SparkPlan, Set[SparkPlan]] = groups.map { case (group, copies) =>
+      group -> copies.flatMap(c => Option(byCopy.get(c)).getOrElse(Nil)).flatMap(p => held(p.source)).toSet
     }
+    def reaches(from: SparkPlan, to: SparkPlan, seen: Set[SparkPlan] = Set.empty): Boolean =
+      from == to || (!seen.contains(from) && holds.getOrElse(from, Set.empty).exists(reaches(_, to, seen + from)))
+    // a filter in `group` reading a creation side that holds a copy of `group`, or of one whose filters
+    // read one that does, would wait for itself; one holding any other such exchange reads it filtered
+    // (TPC-DS q64: store_returns' shuffle, filtered by item's keys, feeds store_sales' filter)
+    def safe(s: KeyCollector.Source, group: SparkPlan) = !held(s).exists(reaches(_, group))
 
     val replace = new IdentityHashMap[SparkPlan, SparkPlan]()
     val feeding = Seq.newBuilder[SparkPlan]
-    groups.values.foreach { copies =>
+    groups.foreach { case (group, copies) =>
       val orders = copies.map(_.collect { case n => n })
       // (the target's place in its copy, its keys over the target's output) -> the proposals there, per copy
       val at = copies.zip(orders).map { case (c, order) =>
-        Option(byCopy.get(c)).getOrElse(Nil).filter(p => safe(p.source)).groupBy { p =>
+        Option(byCopy.get(c)).getOrElse(Nil).filter(p => safe(p.source, group)).groupBy { p =>
           (order.indexWhere(_ eq p.target), BindReferences.bindReferences(p.keys, p.target.output).map(_.canonicalized))
         }
       }

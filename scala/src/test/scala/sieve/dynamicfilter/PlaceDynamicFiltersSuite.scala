@@ -177,6 +177,33 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("a broadcast's keys filter a small scan before its shuffle, whose keys then filter the fact " +
+      "(TPC-DS q93's shape)") {
+    // fact sort-merge joins d1, d2 (broadcast) joins d1 above: grp = 3 keeps d1's cat in {3, 53}, 40 of its
+    // 2,000 rows, which keep 800 fact rows. d1 reads less than minApplicationBytes and is not minSizeRatio
+    // times smaller than fact: it is filtered only because its rows are shuffled (beforeShuffle), and the
+    // fact only because d1's side then holds d2's selective filter (placed by the join above, second pass)
+    val q = "SELECT /*+ MERGE(d1), BROADCAST(d2) */ f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k " +
+      "JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
+    val d1Bytes = new java.io.File(s"$dir/d1").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+    val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
+      "spark.sieve.dynamicFilter.minSizeRatio" -> "1000000")
+    withConf(settings: _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val plan = df.queryExecution.executedPlan
+      assert(placement(df).distinct === Seq("d1" -> Seq("k2"), "fact" -> Seq("k")), plan)
+      val byTable = filters(df).map(f => table(f.child) -> f).toMap
+      assert(rowsOut(byTable("d1")) === 40 && rowsOut(byTable("fact")) === 800, plan)
+      // the fact filter reads the shuffle of filtered d1 that the join reads: one scan of d1
+      val d1Scans = collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "d1" => s }
+      assert(d1Scans.map(System.identityHashCode).distinct.size === 1, plan)
+    }
+    withConf(settings :+ ("spark.sieve.dynamicFilter.beforeShuffle" -> "false"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+    }
+  }
+
   testWithAndWithoutAqe("through an outer join's preserved side, never a full outer join's nor by the outer join's keys") {
     eager(joins("-1"): _*) {
       // every output row of a fact row carries its k2: the rows d2's join drops, whether d1 matched or not
@@ -295,11 +322,18 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
-  test("explain says why a join got no filter") {
-    views(spark)
-    val df = spark.sql("SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7")
-    df.collect()
-    val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-    assert(text.contains("joins without a dynamic filter") && text.contains("< minApplicationBytes"), text)
+  strategies.foreach { case (strategy, threshold) =>
+    test(s"explain says why a join got no filter, $strategy, also once AQE has run the stages below it") {
+      views(spark)
+      withConf(joins(threshold) :+ ("spark.sql.adaptive.enabled" -> "true"): _*) {
+        val df = spark.sql("SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7")
+        df.collect()
+        // the sort-merge join is planned again over its two finished stages: the reason given while their
+        // scans were in the plan is the one shown
+        val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+        assert(text.contains("joins without a dynamic filter") && text.contains("< minApplicationBytes") &&
+          !text.contains("reach no file scan"), text)
+      }
+    }
   }
 }
