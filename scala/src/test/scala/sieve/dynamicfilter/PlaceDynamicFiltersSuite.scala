@@ -60,6 +60,19 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   private def factScans(plan: SparkPlan): Int = collectWithSubqueries(plan) {
     case f: FileSourceScanExec if f.relation.location.rootPaths.head.getName == "fact" => f }.size
 
+  private lazy val d1Bytes = new java.io.File(s"$dir/d1").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+
+  /** fact ⋈ d1 ⋈ d2 on d1.cat = d2.k2, grp = 3: d2's keys filter d1 (cat in {3, 53}: 40 of its 2,000 rows),
+   * whose keys filter fact (800 of 40,000), and d1 is scanned once — its filter and the join read one copy. */
+  private def assertChained(df: DataFrame): Unit = {
+    val plan = df.queryExecution.executedPlan
+    assert(placement(df).distinct === Seq("d1" -> Seq("k2"), "fact" -> Seq("k")), plan)
+    val byTable = filters(df).map(f => table(f.child) -> f).toMap
+    assert(rowsOut(byTable("d1")) === 40 && rowsOut(byTable("fact")) === 800, plan)
+    val d1Scans = collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "d1" => s }
+    assert(d1Scans.map(System.identityHashCode).distinct.size === 1, plan)
+  }
+
   private val star =
     "SELECT f.v, d1.cat, d2.grp FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON f.k2 = d2.k2 WHERE d1.cat < 10 AND d2.grp = 3"
 
@@ -98,20 +111,12 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   }
 
   testWithAndWithoutAqe("into a broadcast build side whose keys another filter reads, computed once for both") {
-    // d2's grp = 3 keeps k2 in {3, 53, ...}: d1's cat in {3, 53}, 40 of its 2,000 keys, 800 fact rows
     val chain = "SELECT f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
-    val d1Bytes = new java.io.File(s"$dir/d1").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
     // d1's scan is below minApplicationBytes, fact's above: d1 gets a filter only because fact's reads its keys
     withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
         "spark.sieve.dynamicFilter.minSizeRatio" -> "2"): _*) {
-      val df = checkAnswerAgainstVanilla(sql(chain))
-      val plan = df.queryExecution.executedPlan
-      assert(placement(df).distinct === Seq("d1" -> Seq("k2"), "fact" -> Seq("k")), plan)
-      val byTable = filters(df).map(f => table(f.child) -> f).toMap
-      assert(rowsOut(byTable("d1")) === 40 && rowsOut(byTable("fact")) === 800, plan)
-      // the fact filter reads the filtered broadcast the join reads: one scan of d1, not two
-      val d1Scans = collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "d1" => s }
-      assert(d1Scans.map(System.identityHashCode).distinct.size === 1, plan)
+      // the fact filter reads the filtered broadcast the join reads
+      assertChained(checkAnswerAgainstVanilla(sql(chain)))
     }
     withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
       val df = checkAnswerAgainstVanilla(sql(chain))
@@ -179,25 +184,16 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   testWithAndWithoutAqe("a broadcast's keys filter a small scan before its shuffle, whose keys then filter the fact " +
       "(TPC-DS q93's shape)") {
-    // fact sort-merge joins d1, d2 (broadcast) joins d1 above: grp = 3 keeps d1's cat in {3, 53}, 40 of its
-    // 2,000 rows, which keep 800 fact rows. d1 reads less than minApplicationBytes and is not minSizeRatio
-    // times smaller than fact: it is filtered only because its rows are shuffled (beforeShuffle), and the
-    // fact only because d1's side then holds d2's selective filter (placed by the join above, second pass)
+    // fact sort-merge joins d1, d2 (broadcast) joins d1 above. d1 reads less than minApplicationBytes and is
+    // not minSizeRatio times smaller than fact: it is filtered only because its rows are shuffled
+    // (beforeShuffle), and fact only because d1's side then holds d2's selective filter (placed by the join
+    // above, in the second walk)
     val q = "SELECT /*+ MERGE(d1), BROADCAST(d2) */ f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k " +
       "JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
-    val d1Bytes = new java.io.File(s"$dir/d1").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
     val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
       "spark.sieve.dynamicFilter.minSizeRatio" -> "1000000")
-    withConf(settings: _*) {
-      val df = checkAnswerAgainstVanilla(sql(q))
-      val plan = df.queryExecution.executedPlan
-      assert(placement(df).distinct === Seq("d1" -> Seq("k2"), "fact" -> Seq("k")), plan)
-      val byTable = filters(df).map(f => table(f.child) -> f).toMap
-      assert(rowsOut(byTable("d1")) === 40 && rowsOut(byTable("fact")) === 800, plan)
-      // the fact filter reads the shuffle of filtered d1 that the join reads: one scan of d1
-      val d1Scans = collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "d1" => s }
-      assert(d1Scans.map(System.identityHashCode).distinct.size === 1, plan)
-    }
+    // the fact filter reads the shuffle of filtered d1 that the join reads
+    withConf(settings: _*)(assertChained(checkAnswerAgainstVanilla(sql(q))))
     withConf(settings :+ ("spark.sieve.dynamicFilter.beforeShuffle" -> "false"): _*) {
       val df = checkAnswerAgainstVanilla(sql(q))
       assert(filters(df).isEmpty, df.queryExecution.executedPlan)
