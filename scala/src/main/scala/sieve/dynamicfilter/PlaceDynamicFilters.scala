@@ -1,7 +1,7 @@
 package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, PredicateHelper}
-import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
@@ -19,7 +19,8 @@ import sieve.config.SieveConf
  * once exchanges are in it (after EnsureRequirements; the optimized and planned plan is vanilla Spark's,
  * DPP and the runtime bloom filter included). For each equi-join that can drop rows of one side (the
  * application side) by the keys of the other (the creation side) — inner joins (the larger side first),
- * left-semi joins (the left side), the non-preserved side of outer joins — the join's application keys
+ * both sides of left-semi joins, the right side of anti and existence joins, the non-preserved side of
+ * outer joins — the join's application keys
  * are followed down ([[KeyLineage]]: through projections, filters, other joins, aggregates, windows and
  * unions) to every file scan and cached table they reach, and each of those that pays gets a filter,
  * wired to the join's own creation-side exchange (its broadcast, or the shuffle under its sort): Spark
@@ -173,7 +174,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def applicationSides(j: EquiJoin): Seq[Boolean] = {
     def canFilter(joinType: JoinType, appIsLeft: Boolean) = joinType match {
       case Inner => true
-      case LeftSemi | RightOuter => appIsLeft
+      case LeftSemi => true
+      // a right row only says whether left rows with its key have a match: one whose key no left row has
+      // changes nothing (never null-aware: EquiJoin leaves NOT IN's anti join out)
+      case LeftAnti | ExistenceJoin(_) => !appIsLeft
+      case RightOuter => appIsLeft
       case LeftOuter => !appIsLeft
       case _ => false
     }

@@ -110,6 +110,25 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("the subquery side of semi, anti and existence joins, by the outer rows' keys") {
+    eager(joins("-1") :+ ("spark.sieve.dynamicFilter.minSizeRatio" -> "1"): _*) {
+      // d1's cat = 7: 20 keys, 400 of fact's 40,000 rows; the subquery's fact rows with other keys match no
+      // outer row, so dropping them changes no answer (NOT IN's null-aware anti join is never one of these)
+      Seq(
+        "SELECT d1.k FROM d1 WHERE d1.cat = 7 AND d1.k IN (SELECT k FROM fact WHERE v % 3 = 0)",
+        "SELECT d1.k FROM d1 WHERE d1.cat = 7 AND NOT EXISTS (SELECT 1 FROM fact f WHERE f.k = d1.k AND f.v < 39000)",
+        "SELECT d1.k FROM d1 WHERE d1.cat = 7 AND (EXISTS (SELECT 1 FROM fact f WHERE f.k = d1.k AND f.v < 100) " +
+          "OR d1.k > 1990)").foreach { q =>
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
+        assert(filters(df).map(rowsOut).forall(_ <= 400), df.queryExecution.executedPlan)
+      }
+      // NOT IN: null-aware, left alone
+      val notIn = checkAnswerAgainstVanilla(sql("SELECT d1.k FROM d1 WHERE d1.cat = 7 AND d1.k NOT IN (SELECT k FROM fact)"))
+      assert(!placement(notIn).exists(_._1 == "fact"), notIn.queryExecution.executedPlan)
+    }
+  }
+
   testWithAndWithoutAqe("into a broadcast build side whose keys another filter reads, computed once for both") {
     val chain = "SELECT f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
     // d1's scan is below minApplicationBytes, fact's above: d1 gets a filter only because fact's reads its keys
