@@ -53,9 +53,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       val shared = sharedExchanges(plan)
       val dppTables = dppBuildTables(plan)
       def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
-      // twice: a join's creation side filtered by a join above it (placed after it, bottom-up) is selective
-      // the second time (TPC-DS q93: reason's keys filter store_returns, whose keys then filter store_sales)
-      val placed = pass(pass(plan))
+      // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
+      // after it, bottom-up) is selective the second time (TPC-DS q93: reason's keys filter store_returns,
+      // whose keys then filter store_sales); a plan the first walk left alone is not walked twice
+      val once = pass(plan)
+      val placed = if (once eq plan) once else pass(once)
       CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter))
     }
 
