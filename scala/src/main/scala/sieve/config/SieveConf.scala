@@ -92,6 +92,13 @@ object SieveConf {
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
       "application side is estimated at least this many times larger.", min = 1.0, max = 1e12)
 
+  val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
+    "Whether a filter fed only by broadcast joins that read the scan's rows in its own stage (no shuffle " +
+      "between) tests each row even when its keys rule out no row group of the scan (Parquet footers): it " +
+      "then only drops rows those joins drop a moment later, at the cost of a probe per row. Off: such a " +
+      "filter is dropped before the scan starts (shown by spark_sieve.explain).")
+
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,
     "Most distinct keys kept as an exact IN-set; with more, an integral key dense in its range (at " +
@@ -142,7 +149,7 @@ object SieveConf {
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
-    DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)

@@ -30,21 +30,23 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
  * At execution, on the driver: each filter's keys are read from its exchange ([[KeyCollector]]) and its
  * test chosen from their real count; a single-column filter's IN-set (small ones) or ranges are added to
  * the data filters of the file scan below, so Parquet / ORC skip row groups, and Parquet footers are read
- * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]) — under a
- * broadcast join too: a large hash relation probed per row misses the CPU caches, an IN-set or a bloom
- * filter less so (measured: 10% of a 3M-key dim under a broadcast join, 6.1 s testing by range only vs
- * 3.9 s for Spark's bloom filter). Several filters are tested in the order of their pass rates measured
- * in each task ([[KeyTestOrder]]).
+ * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
+ * filters are tested in the order of their pass rates measured
+ * in each task ([[KeyTestOrder]]). A filter dropped before the scan tests nothing: one expected to keep
+ * nearly every row, and one fed only by broadcast joins in this same stage (`sameStage`) whose keys rule
+ * out no row group — those joins drop the same rows a moment later, and the test would repeat their probe.
  */
 case class DynamicFilterExec(
     child: SparkPlan,
     keys: Seq[Seq[Expression]],
     creationKeys: Seq[Seq[Expression]],
     broadcast: Seq[Boolean],
+    sameStage: Seq[Boolean],
     creations: Seq[SparkPlan],
     filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
   require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size &&
-    filterOf.size == creations.size && filterOf.distinct.sorted == (0 until filterOf.distinct.size))
+    sameStage.size == creations.size && filterOf.size == creations.size &&
+    filterOf.distinct.sorted == (0 until filterOf.distinct.size))
 
   override def children: Seq[SparkPlan] = child +: creations
   override def output: Seq[Attribute] = child.output
@@ -58,11 +60,12 @@ case class DynamicFilterExec(
   /** The creation sides feeding filter `f`. */
   def sourcesOf(f: Int): Seq[Int] = creations.indices.filter(filterOf(_) == f)
 
-  /** This operator with one more filter, of `filterKeys`, fed by `sources`. */
-  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source]): DynamicFilterExec =
+  /** This operator with one more filter, of `filterKeys`, fed by `sources`; `sameStage`: they are broadcasts
+   * whose joins read this operator's rows in its own stage (no exchange between). */
+  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], sameStage: Boolean): DynamicFilterExec =
     copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
-      broadcast = broadcast ++ sources.map(_.broadcast), creations = creations ++ sources.map(_.creation),
-      filterOf = filterOf ++ sources.map(_ => filterCount))
+      broadcast = broadcast ++ sources.map(_.broadcast), sameStage = this.sameStage ++ sources.map(_ => sameStage),
+      creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
 
   /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
    * nothing). */
@@ -104,14 +107,12 @@ case class DynamicFilterExec(
   @transient @volatile private var pushed: Map[Int, Seq[Expression]] = Map.empty
   @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
   @transient @volatile private var expected: Map[Int, Double] = Map.empty
-  @transient @volatile private var dropped: Set[Int] = Set.empty
+  @transient @volatile private var dropped: Map[Int, String] = Map.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
   def filterDescription(i: Int): String = chosen.get(i) match {
     case None => "not executed yet"
-    case Some(f) if dropped.contains(i) =>
-      f"${f.describe}; dropped before the scan: expected to keep ${expected(i) * 100}%.0f%% of its rows " +
-        "(the keys against the key column's values in the scan's footers)"
+    case Some(f) if dropped.contains(i) => s"${f.describe}; dropped before the scan: ${dropped(i)}"
     case Some(f) => f.describe +
       expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
@@ -145,12 +146,18 @@ case class DynamicFilterExec(
    * filters pushed into its scan. */
   private lazy val prepared: SparkPlan = (0 until filterCount).foldLeft(child) { (plan, i) =>
     val filter = build(i)
-    val keep = expectedKeep(i, filter)
+    val groups = footerGroups(i, filter)
+    val keep = groups.flatMap(KeepEstimate(filter, _))
     tests(i).expectedKeep = keep
     keep.foreach(k => expected += i -> k)
-    keep.filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)) match {
-      case Some(_) =>
-        dropped += i
+    val why = keep.filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)).map(k =>
+      f"expected to keep ${k * 100}%.0f%% of its rows (the keys against the key column's values in the scan's footers)")
+      .orElse(Option.when(repeatsJoin(i, filter, groups))("the broadcast join it reads drops the same rows in " +
+        "this stage, and its keys rule out no row group of the scan (its footers' statistics): a test per row " +
+        "would only repeat that join's probe"))
+    why match {
+      case Some(reason) =>
+        dropped += i -> reason
         m("droppedBeforeScan", i) += 1
         postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
         tests(i).filter = sparkContext.broadcast(PassThrough)
@@ -161,14 +168,25 @@ case class DynamicFilterExec(
     }
   }
 
-  /** The share of the scan's rows filter `i` is expected to keep ([[KeepEstimate]]), when its scan's
-   * footers say. */
-  private def expectedKeep(i: Int, filter: KeySet): Option[Double] = filterKeys(i) match {
-    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined =>
+  /** The key column's row groups in the scan's footers, when filter `i` is single-column and could use
+   * them: to estimate what it keeps ([[KeepEstimate]]), or to find the row groups its ranges rule out. */
+  private def footerGroups(i: Int, filter: KeySet): Option[Seq[KeyPrunedFileIndex.RowGroup]] = filterKeys(i) match {
+    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined || filter.range.isDefined =>
       KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
-        .flatMap(KeepEstimate(filter, _))
     case _ => None
   }
+
+  /** Whether filter `i` only repeats, row by row, what the broadcast joins feeding it do in this stage:
+   * no exchange between (the rows it drops are dropped a moment later, each at the cost of a probe), and
+   * its key ranges skip no row group of the scan's Parquet footers (where they do not say — ORC, a
+   * cached table, a composite key — it is kept: the reader may skip what they do not show). The star
+   * joins of TPC-DS over small dimensions (q3, q42, q52, q55) were 10-30% slower with such a test. */
+  private def repeatsJoin(i: Int, filter: KeySet, groups: Option[Seq[KeyPrunedFileIndex.RowGroup]]): Boolean =
+    sourcesOf(i).forall(sameStage) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
+      (filter ne EmptyKeySet) && {
+      val ranges = filter.ranges(KeyScanPushdown.Limits.from(conf).maxRanges)
+      groups.exists(gs => ranges.exists(r => gs.forall(_.mayHold(r))))
+    }
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
 
@@ -259,7 +277,8 @@ case class DynamicFilterExec(
 }
 
 object DynamicFilterExec {
-  /** An operator of one filter, on `child`'s `keys`, fed by `sources`. */
-  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source]): DynamicFilterExec =
-    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil).and(keys, sources)
+  /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see `and`). */
+  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], sameStage: Boolean)
+      : DynamicFilterExec =
+    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, sameStage)
 }

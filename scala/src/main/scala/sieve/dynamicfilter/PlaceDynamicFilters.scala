@@ -58,7 +58,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       // whose keys then filter store_sales); a plan the first walk left alone is not walked twice
       val once = pass(plan)
       val placed = if (once eq plan) once else pass(once)
-      CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter))
+      CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter(_, _, _)))
     }
 
   /** A side of a join that a filter may go on: its keys, and the creation side the filter reads. */
@@ -99,7 +99,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, route) =>
         pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
-          case None => Some(withFilter(target, targetKeys, Seq(a.source)))
+          case None => Some(withFilter(target, targetKeys, Seq(a.source),
+            sameStage = a.source.broadcast && !route.exchanged && !route.feeding))
         }
       }.map { newApp =>
         val filtered = j.join.withNewChildren(if (a.appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
@@ -160,11 +161,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         else None).flatten
     }
 
-  private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source])
-      : SparkPlan = target match {
-    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources)
+  private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],
+      sameStage: Boolean = false): SparkPlan = target match {
+    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, sameStage)
     case _ =>
-      val f = DynamicFilterExec(target, keys, sources)
+      val f = DynamicFilterExec(target, keys, sources, sameStage)
       // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
       // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
       // to the creation side's exchange)

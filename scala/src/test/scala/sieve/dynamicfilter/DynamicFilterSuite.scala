@@ -24,6 +24,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // the same fact rows in 8 files by key range (250 keys each), row groups of ~100 keys
     spark.read.parquet(s"$dir/fact").repartitionByRange(8, org.apache.spark.sql.functions.col("k")).sortWithinPartitions("k")
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_files")
+    // not sorted: every row group holds keys from all over [0, 2000)
+    spark.range(40000).selectExpr("CAST(pmod(hash(id), 2000) AS INT) AS k", "id AS v").coalesce(1)
+      .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_unsorted")
     // and as ORC (row index stride 10,000 rows: 4 row groups, sorted by k)
     spark.read.parquet(s"$dir/fact").coalesce(1).write.orc(s"$dir/fact_orc")
   }
@@ -33,6 +36,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.parquet(s"$dir/dim").createOrReplaceTempView("dim")
     s.read.parquet(s"$dir/fact_files").createOrReplaceTempView("fact_files")
     s.read.orc(s"$dir/fact_orc").createOrReplaceTempView("fact_orc")
+    s.read.parquet(s"$dir/fact_unsorted").createOrReplaceTempView("fact_unsorted")
   }
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
@@ -113,6 +117,34 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(metric(f, "numOutputRows") === 400)
       assert(metric(f, "numInputRows") <= 10000, "keys 100..119 lie in the first of 4 ORC row groups")
       assert(metric(f, "filesSkipped") === 0) // footers are read for Parquet only
+    }
+  }
+
+  testWithAndWithoutAqe("under a broadcast join in its own stage, a filter whose keys skip no row group is dropped before the scan") {
+    // keys 100..119: every row group of the unsorted fact holds keys from all over [0, 2000)
+    val q = "SELECT f.v FROM %s f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
+    def only(df: DataFrame) = { val Seq(f) = filters(df); assert(f.filterCount === 1); f }
+    withDynamicFilters() {
+      val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
+      assert(f.sameStage === Seq(true))
+      assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0, f.filterDescription(0))
+      assert(f.filterDescription(0).contains("would only repeat that join's probe"), f.filterDescription(0))
+      assert(metric(f, "numOutputRows") === 40000) // the join drops them
+      // sorted by k, the same keys rule out most row groups: kept and pushed into the scan
+      val sorted = only(checkAnswerAgainstVanilla(sql(q.format("fact"))))
+      assert(sorted.sameStage === Seq(true))
+      assert(metric(sorted, "droppedBeforeScan") === 0 && metric(sorted, "numOutputRows") === 400,
+        sorted.filterDescription(0))
+    }
+    withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "true") {
+      val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
+      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") === 400, f.filterDescription(0))
+    }
+    // a shuffle between the scan and the join: every row the filter drops is one not shuffled
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
+      assert(f.sameStage === Seq(false))
+      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") < 1000, f.filterDescription(0))
     }
   }
 
