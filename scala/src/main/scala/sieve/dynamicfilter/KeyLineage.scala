@@ -42,9 +42,9 @@ object KeyLineage {
 
   /** What lies between a join and a target it reached. `feeding`: a broadcast build side whose keys another
    * filter reads; `shuffled`: a shuffle exchange that the target's rows reach as they are — no join or
-   * aggregate between (each row is written, read and sorted before the join drops it); `exchanged`: any
-   * shuffle exchange (without one, the join reads the target's rows in the target's own stage). */
-  final case class Route(feeding: Boolean = false, shuffled: Boolean = false, exchanged: Boolean = false)
+   * aggregate between (each row is written, read and sorted before the join drops it); `apart`: a shuffle
+   * exchange or another join (without either, the join probes the target's rows next, in their stage). */
+  final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false)
 
   /** `plan` with `put(target, keys, route)` at every scan that `keys` (over `plan`'s output) reach, or
    * None where no target was reached or `put` declined at each. A target is a file scan or cached table,
@@ -63,10 +63,10 @@ object KeyLineage {
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
         case _: SortExec | _: AQEShuffleReadExec => into(0, ks)
-        case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, exchanged = true))
+        case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true))
         case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
-          throughJoin(j, ks, down(_, _, route.copy(shuffled = false)))
+          throughJoin(j, ks, down(_, _, route.copy(shuffled = false, apart = true)))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           val grouping = AttributeSet(a.groupingExpressions.map(_.toAttribute))
           val overGrouping = followAliases(ks, a.resultExpressions)

@@ -100,7 +100,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
           case None => Some(withFilter(target, targetKeys, Seq(a.source),
-            sameStage = a.source.broadcast && !route.exchanged && !route.feeding))
+            probedNext = a.source.broadcast && !route.apart && !route.feeding))
         }
       }.map { newApp =>
         val filtered = j.join.withNewChildren(if (a.appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
@@ -162,10 +162,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
 
   private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],
-      sameStage: Boolean = false): SparkPlan = target match {
-    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, sameStage)
+      probedNext: Boolean = false): SparkPlan = target match {
+    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedNext)
     case _ =>
-      val f = DynamicFilterExec(target, keys, sources, sameStage)
+      val f = DynamicFilterExec(target, keys, sources, probedNext)
       // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
       // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
       // to the creation side's exchange)

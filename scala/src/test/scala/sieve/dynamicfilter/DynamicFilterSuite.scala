@@ -126,13 +126,13 @@ class DynamicFilterSuite extends SieveSessionSuite {
     def only(df: DataFrame) = { val Seq(f) = filters(df); assert(f.filterCount === 1); f }
     withDynamicFilters() {
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(f.sameStage === Seq(true))
+      assert(f.probedNext === Seq(true))
       assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0, f.filterDescription(0))
       assert(f.filterDescription(0).contains("would only repeat that join's probe"), f.filterDescription(0))
       assert(metric(f, "numOutputRows") === 40000) // the join drops them
       // sorted by k, the same keys rule out most row groups: kept and pushed into the scan
       val sorted = only(checkAnswerAgainstVanilla(sql(q.format("fact"))))
-      assert(sorted.sameStage === Seq(true))
+      assert(sorted.probedNext === Seq(true))
       assert(metric(sorted, "droppedBeforeScan") === 0 && metric(sorted, "numOutputRows") === 400,
         sorted.filterDescription(0))
     }
@@ -143,7 +143,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // a shuffle between the scan and the join: every row the filter drops is one not shuffled
     withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(f.sameStage === Seq(false))
+      assert(f.probedNext === Seq(false))
       assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") < 1000, f.filterDescription(0))
     }
   }

@@ -94,6 +94,17 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(m("rowsTested1") === 40000 && m("rowsKept1") === 800 && m("rowsTested0") === 800 &&
           m("rowsKept0") === 400, f.metrics.map { case (k, v) => k -> v.value })
       }
+      // by default, d1's filter — its broadcast join probes fact's rows next, and fact's keys are not
+      // clustered — is dropped before the scan; d2's, with d1's join between, is tested (it saves d1's probes)
+      withConf(joins(threshold) :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "0"): _*) {
+        val df = checkAnswerAgainstVanilla(sql(star))
+        val Seq(f) = filters(df)
+        def m(name: String) = f.metrics(name).value
+        val broadcast = strategy == "broadcast"
+        assert(f.probedNext === Seq(broadcast, false), df.queryExecution.executedPlan)
+        assert(m("droppedBeforeScan0") === (if (broadcast) 1 else 0) && m("droppedBeforeScan1") === 0)
+        assert(rowsOut(f) === (if (broadcast) 800 else 400), df.queryExecution.executedPlan)
+      }
     }
   }
 
