@@ -94,11 +94,11 @@ object SieveConf {
 
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
-    "Whether a filter fed only by a broadcast join that probes the scan's rows next, in the scan's own " +
-      "stage (no shuffle or other join between), tests each row even when its keys rule out no row group " +
-      "of the scan (Parquet footers): it then only drops rows that join drops a moment later, at the cost " +
-      "of a probe per row. Off: such a filter is dropped before the scan starts (shown by " +
-      "spark_sieve.explain); one with other joins between is tested (it saves their probes).")
+    "Whether a scan's only filter, fed by a broadcast join that probes the scan's rows next, in the " +
+      "scan's own stage (no shuffle or other join between), tests each row even when its keys rule out no " +
+      "row group of the scan (Parquet footers): it then only drops rows that join drops a moment later, at " +
+      "the cost of a probe per row. Off: such a filter is dropped before the scan starts (shown by " +
+      "spark_sieve.explain).")
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,
