@@ -33,9 +33,9 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
  * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
  * filters are tested in the order of their pass rates measured
  * in each task ([[KeyTestOrder]]). A filter dropped before the scan tests nothing: one expected to keep
- * nearly every row, and a scan's only filter when it is fed by a broadcast join that probes these rows
- * next, in this stage (`probedNext`: no exchange or other join between), and its keys rule out no row
- * group — that join drops the same rows a moment later, and the test would only repeat its probe.
+ * nearly every row, and, with `sameStageRowTest` off, a scan's only filter when it is fed by a broadcast
+ * join that probes these rows next, in this stage (`probedNext`: no exchange or other join between), and
+ * its keys rule out no row group — that join drops the same rows a moment later.
  */
 case class DynamicFilterExec(
     child: SparkPlan,
@@ -183,7 +183,8 @@ case class DynamicFilterExec(
    * cached table, a composite key — it is kept: the reader may skip what they do not show). Beside other
    * filters it stays: dropping it left the others tested before that join's probe, which vanilla Spark
    * does first (TPC-DS q88, three dimensions: 9.6 s with the direct one dropped, 8.1 s tested, and 10.6 s
-   * with every same-stage filter dropped; the 1-2 s star joins q3 / q42 / q52 / q55 moved by their noise). */
+   * with every same-stage filter dropped). Off by default (`sameStageRowTest`): the 1-2 s star joins
+   * q3 / q42 / q52 / q55 it was meant for moved by less than their noise. */
   private def repeatsJoin(i: Int, filter: KeySet, groups: Option[Seq[KeyPrunedFileIndex.RowGroup]]): Boolean =
     filterCount == 1 && sourcesOf(i).forall(probedNext) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
       (filter ne EmptyKeySet) && {

@@ -120,11 +120,11 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("under a broadcast join in its own stage, a filter whose keys skip no row group is dropped before the scan") {
+  testWithAndWithoutAqe("sameStageRowTest off: a scan's only filter whose join probes its rows next is dropped unless its keys skip row groups") {
     // keys 100..119: every row group of the unsorted fact holds keys from all over [0, 2000)
     val q = "SELECT f.v FROM %s f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
     def only(df: DataFrame) = { val Seq(f) = filters(df); assert(f.filterCount === 1); f }
-    withDynamicFilters() {
+    withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false") {
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
       assert(f.probedNext === Seq(true))
       assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0, f.filterDescription(0))
@@ -135,15 +135,16 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(sorted.probedNext === Seq(true))
       assert(metric(sorted, "droppedBeforeScan") === 0 && metric(sorted, "numOutputRows") === 400,
         sorted.filterDescription(0))
+      // a shuffle between the scan and the join: every row the filter drops is one not shuffled
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+        val shuffled = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
+        assert(shuffled.probedNext === Seq(false))
+        assert(metric(shuffled, "droppedBeforeScan") === 0 && metric(shuffled, "numOutputRows") < 1000,
+          shuffled.filterDescription(0))
+      }
     }
-    withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "true") {
+    withDynamicFilters() { // the default tests every row
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") === 400, f.filterDescription(0))
-    }
-    // a shuffle between the scan and the join: every row the filter drops is one not shuffled
-    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
-      val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(f.probedNext === Seq(false))
       assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") < 1000, f.filterDescription(0))
     }
   }

@@ -33,13 +33,8 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
 
-  // every row tested, also by a scan's only filter under a broadcast join in its own stage: these tests
-  // count the rows each placement drops (DynamicFilterSuite covers the default, which drops such a filter
-  // unless its keys skip row groups — they do not in these unsorted tables)
-  private val rowTest = "spark.sieve.dynamicFilter.sameStageRowTest" -> "true"
-
   private def eager[T](extra: (String, String)*)(body: => T): T =
-    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0", rowTest) ++ extra: _*)(body)
+    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0") ++ extra: _*)(body)
 
   private val strategies = Seq("broadcast" -> "10485760", "sort-merge" -> "-1")
   private def joins(threshold: String) =
@@ -94,9 +89,9 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(m("rowsTested1") === 40000 && m("rowsKept1") === 800 && m("rowsTested0") === 800 &&
           m("rowsKept0") === 400, f.metrics.map { case (k, v) => k -> v.value })
       }
-      // by default too: d1's filter, whose broadcast join probes fact's rows next, is not the scan's only
-      // one (dropping it would leave d2's tested before that probe)
-      withConf(joins(threshold) :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "0"): _*) {
+      // with sameStageRowTest off too: d1's filter, whose broadcast join probes fact's rows next, is not
+      // the scan's only one (dropping it would leave d2's tested before that probe)
+      eager(joins(threshold) :+ ("spark.sieve.dynamicFilter.sameStageRowTest" -> "false"): _*) {
         val df = checkAnswerAgainstVanilla(sql(star))
         val Seq(f) = filters(df)
         assert(f.probedNext === Seq(strategy == "broadcast", false), df.queryExecution.executedPlan)
@@ -146,7 +141,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     val chain = "SELECT f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
     // d1's scan is below minApplicationBytes, fact's above: d1 gets a filter only because fact's reads its keys
     withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
-        "spark.sieve.dynamicFilter.minSizeRatio" -> "2", rowTest): _*) {
+        "spark.sieve.dynamicFilter.minSizeRatio" -> "2"): _*) {
       // the fact filter reads the filtered broadcast the join reads
       assertChained(checkAnswerAgainstVanilla(sql(chain)))
     }
