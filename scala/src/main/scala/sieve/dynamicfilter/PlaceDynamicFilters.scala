@@ -1,6 +1,7 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, Literal,
+  PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
@@ -303,7 +304,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   }
 
   /** A filter in `plan` that can drop rows (not only NULL checks, which every join key gets), also inside
-   * stages and on the creation sides of its dynamic filters (one fed by a selective side is selective) —
+   * stages, a scan's partition filters (static, or Spark's dynamic partition pruning: in a fact partitioned
+   * by date, TPC-DS q50's store_returns of one month), and on the creation sides of its dynamic filters
+   * (one fed by a selective side is selective) —
    * but not those that filter `target` already: their keys' selectivity is there (fact ⋈ fact2 ⋈ d1 on
    * one key: d1's filter on fact makes fact's side no more selective for fact2, which has d1's filter). */
   private def hasSelectiveFilter(plan: SparkPlan, target: SparkPlan): Boolean = {
@@ -318,6 +321,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         selective(f.child) || f.creations.exists(c => !there.contains(CreationRewire.unfiltered(c)) && selective(c))
       case s: QueryStageExec => selective(s.plan)
       case r: ReusedExchangeExec => selective(r.child)
+      case s: FileSourceScanExec => s.partitionFilters.exists {
+        case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false // (AQE's dropped DPP)
+        case _ => true
+      }
       case other => other.children.exists(selective)
     }
     selective(plan)
