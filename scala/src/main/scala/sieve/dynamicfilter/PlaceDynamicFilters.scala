@@ -305,7 +305,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
 
   /** A filter in `plan` that can drop rows (not only NULL checks, which every join key gets), also inside
    * stages, a scan's partition filters (static, or Spark's dynamic partition pruning: in a fact partitioned
-   * by date, TPC-DS q50's store_returns of one month), and on the creation sides of its dynamic filters
+   * by date, TPC-DS q50's store_returns of one month) unless `target`'s scan is pruned by partition too (its
+   * size here is its table's: q17 / q25 / q29 prune store_sales to the same month, and waiting for the
+   * returns' keys made them 0.8x), and on the creation sides of its dynamic filters
    * (one fed by a selective side is selective) —
    * but not those that filter `target` already: their keys' selectivity is there (fact ⋈ fact2 ⋈ d1 on
    * one key: d1's filter on fact makes fact's side no more selective for fact2, which has d1's filter). */
@@ -321,13 +323,19 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         selective(f.child) || f.creations.exists(c => !there.contains(CreationRewire.unfiltered(c)) && selective(c))
       case s: QueryStageExec => selective(s.plan)
       case r: ReusedExchangeExec => selective(r.child)
-      case s: FileSourceScanExec => s.partitionFilters.exists {
-        case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false // (AQE's dropped DPP)
-        case _ => true
-      }
+      case s: FileSourceScanExec => !prunedByPartition(scanOf(target)) && prunedByPartition(s)
       case other => other.children.exists(selective)
     }
     selective(plan)
+  }
+
+  /** A file scan with a partition filter that can drop partitions (not AQE's dropped DPP, `true`). */
+  private def prunedByPartition(scan: SparkPlan): Boolean = scan match {
+    case s: FileSourceScanExec => s.partitionFilters.exists {
+      case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false
+      case _ => true
+    }
+    case _ => false
   }
 
   /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
