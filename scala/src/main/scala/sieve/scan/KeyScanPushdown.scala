@@ -42,9 +42,14 @@ object KeyScanPushdown {
       val footers = ranges.flatMap(footerPruning(scan, column, _, limits.maxFooterFiles, conf, publish))
       val predicates = (keys, footers) match {
         case (EmptyKeySet, _) => Seq(Literal(false))
-        case (_, Some((_, skipsInsideFiles, _))) =>
+        case (_, Some((_, Some(skipsInsideFiles), _))) =>
           // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
           if (skipsInsideFiles) ranges.map(rangePredicate(column, _)).toSeq else Nil
+        case (k, Some((_, None, _))) =>
+          // footers not read (more files than maxFooterFiles): the keys' one range only, a min/max check per
+          // row group; an IN-list or many ranges cost every file's reader its dictionary and page-index
+          // checks (TPC-DS q7, store_sales partitioned by date, 366 files read: 3.29 s vs 2.71 s, vanilla 2.58)
+          k.ranges(1).map(rangePredicate(column, _)).toSeq
         case (k, None) => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
           ranges.map(rangePredicate(column, _)).toSeq
       }
@@ -76,17 +81,17 @@ object KeyScanPushdown {
   }
 
   /** For a plain Parquet scan of an integral or date data column: the relation listing only the files
-   * whose footers allow a key, whether the footers show row groups to skip inside those files (true
+   * whose footers allow a key, whether the footers show row groups to skip inside those files (None
    * when they cannot tell), and the counts. */
   private def footerPruning(scan: FileSourceScanExec, column: Attribute, ranges: KeyRanges, maxFiles: Long,
       conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit)
-      : Option[(HadoopFsRelation, Boolean, KeyPrunedFileIndex.Counts)] = {
+      : Option[(HadoopFsRelation, Option[Boolean], KeyPrunedFileIndex.Counts)] = {
     if (!footersUsable(scan, column, maxFiles, conf)) return None
     val relation = scan.relation
     val counts = new KeyPrunedFileIndex.Counts(publish)
     val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
       maxFiles, hadoopConf(scan), counts)
-    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(staticFilters(scan)).getOrElse(true), counts))
+    Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(staticFilters(scan)), counts))
   }
 
   /** The key column's row-group statistics over every file the scan below `plan` may read (its footers,
