@@ -172,7 +172,7 @@ case class DynamicFilterExec(
   /** The key column's row groups in the scan's footers, when filter `i` is single-column and could use
    * them: to estimate what it keeps ([[KeepEstimate]]), or to find the row groups its ranges rule out. */
   private def footerGroups(i: Int, filter: KeySet): Option[Seq[KeyPrunedFileIndex.RowGroup]] = filterKeys(i) match {
-    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined || filter.range.isDefined =>
+    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined || filter.range.isDefined && mayRepeatJoin(i) =>
       KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
     case _ => None
   }
@@ -186,11 +186,14 @@ case class DynamicFilterExec(
    * with every same-stage filter dropped). Off by default (`sameStageRowTest`): the 1-2 s star joins
    * q3 / q42 / q52 / q55 it was meant for moved by less than their noise. */
   private def repeatsJoin(i: Int, filter: KeySet, groups: Option[Seq[KeyPrunedFileIndex.RowGroup]]): Boolean =
-    filterCount == 1 && sourcesOf(i).forall(probedNext) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
-      (filter ne EmptyKeySet) && {
+    mayRepeatJoin(i) && (filter ne EmptyKeySet) && {
       val ranges = filter.ranges(KeyScanPushdown.Limits.from(conf).maxRanges)
       groups.exists(gs => ranges.exists(r => gs.forall(_.mayHold(r))))
     }
+
+  /** What `repeatsJoin` needs besides the keys (so footers are read for it only when it can apply). */
+  private def mayRepeatJoin(i: Int): Boolean =
+    filterCount == 1 && sourcesOf(i).forall(probedNext) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
 
