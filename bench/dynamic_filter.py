@@ -42,7 +42,8 @@ spark-sieve dynamic filter is.
 tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over the star fact; --no-star
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
-holds a dynamic filter; the ratios, the totals (all, and the queries with a filter) and which queries got one.
+holds a dynamic filter (--short-runs times when that query took under --short-under seconds); the ratios,
+the totals (all, and the queries with a filter), which queries got one and which ran >10% slower.
 
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
@@ -448,9 +449,10 @@ def _suite(name, sf, spark, partitioned=False):
 def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitioned=False):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
-    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one)."""
+    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
+    --short-runs times when that query is short. Lists the queries more than 10% slower than vanilla."""
     print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
-          f"changes: median of {args.runs} interleaved runs, the others 1, after a warm-up round; limit "
+          f"changes: median of {args.runs} interleaved runs, {args.short_runs} under {args.short_under:g}s, the others 1, after a warm-up round; limit "
           f"{args.limit:.0f}s per run)\n")
     suite, error = _suite(name, sf, spark, partitioned)
     if suite is None:
@@ -470,6 +472,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     print("|---|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     changed_totals = {v: 0.0 for v in variants}
+    slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
     for number, sql in sorted(texts.items()):
         name_q = f"q{number}" if isinstance(number, int) else str(number)
         if only and str(number) not in only.split(","):
@@ -483,11 +486,16 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         dfs = {v: _filter_count(plans.get(v, "")) for v in sieves}
         runs = 1
         if any(dfs.values()) and args.runs > 1 and not errors:
-            runs = args.runs  # the first run counts as one of them
+            # the first run counts as one of them; short queries vary most between runs and cost least
+            short = all(ts and max(ts) < args.short_under for ts in all_times.values())
+            runs = max(args.runs, args.short_runs) if short else args.runs
             more, errors = timings(spark, actions, runs - 1, args.limit, warmup=0)
             all_times = {v: None if all_times[v] is None or more[v] is None else all_times[v] + more[v]
                          for v in variants}
         times = median_of(all_times)
+        if "vanilla" in variants and "sieve" in variants and not errors and times["sieve"]:
+            if times["vanilla"] / times["sieve"] < 0.9:
+                slower[bool(any(dfs.values()))].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
         for v in sieves:
             if dfs[v]:
                 with_df.setdefault(v, []).append(name_q)
@@ -515,6 +523,9 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         names = with_df.get(v, [])
         print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {len(texts) - len(skipped)}"
               + (f" ({', '.join(names)})" if names else ""))
+    if "vanilla" in variants and "sieve" in variants:
+        print(f"\nmore than 10% slower than vanilla, with a filter: {', '.join(slower[True]) or 'none'}; "
+              f"without one (the same plan: run-to-run noise): {', '.join(slower[False]) or 'none'}")
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
 
@@ -526,6 +537,10 @@ def main(argv=None):
     p.add_argument("--fact-rows", type=int, default=30_000_000)
     p.add_argument("--dim-rows", type=int, default=3_000_000)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--short-runs", type=int, default=5,
+                   help="suites: runs of a query whose plan changes and whose first run took under --short-under "
+                        "seconds in every variant (short queries vary most between runs)")
+    p.add_argument("--short-under", type=float, default=3.0)
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--layouts", default="random,clustered", help="fact layouts (random, clustered)")
     p.add_argument("--modes", default=",".join(MODES), help=f"join modes ({', '.join(MODES)})")
