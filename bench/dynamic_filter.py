@@ -473,6 +473,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     changed_totals = {v: 0.0 for v in variants}
     slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
+    run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
     for number, sql in sorted(texts.items()):
         name_q = f"q{number}" if isinstance(number, int) else str(number)
         if only and str(number) not in only.split(","):
@@ -480,6 +481,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         if number in skipped or name_q in skipped:
             skipped_names.append(name_q)
             continue
+        run_count += 1
         plans = {}
         actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
         all_times, errors = timings(spark, actions, 1, args.limit)
@@ -521,7 +523,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         print("\nfailed (left out of the totals):\n" + "\n".join(f"- {f}" for f in failed))
     for v in sieves:
         names = with_df.get(v, [])
-        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {len(texts) - len(skipped)}"
+        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {run_count}"
               + (f" ({', '.join(names)})" if names else ""))
     if "vanilla" in variants and "sieve" in variants:
         print(f"\nmore than 10% slower than vanilla, with a filter: {', '.join(slower[True]) or 'none'}; "
