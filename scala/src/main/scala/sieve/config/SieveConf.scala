@@ -93,12 +93,12 @@ object SieveConf {
       "application side is estimated at least this many times larger.", min = 1.0, max = 1e12)
 
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
-    "spark.sieve.dynamicFilter.sameStageRowTest", default = true,
-    "Whether a scan's only filter, fed by a broadcast join that probes the scan's rows next, in the " +
-      "scan's own stage (no shuffle or other join between), tests each row even when its keys rule out no " +
-      "row group of the scan (Parquet footers): it then only drops rows that join drops a moment later, at " +
-      "the cost of a probe per row. Off: such a filter is dropped before the scan starts (shown by " +
-      "spark_sieve.explain); on TPC-DS sf10 that moved the 1-2 s star joins by less than their noise.")
+    "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
+    "Whether a filter fed only by broadcast joins that probe the scan's rows in the scan's own stage (only " +
+      "projections, filters, unions and other hash joins' probe sides between) also tests each row. Off: its " +
+      "keys are pushed into the scan (Parquet / ORC skip the row groups and files they rule out) but no row " +
+      "is tested, since those joins drop the same rows in the same loop and a test per row only adds to " +
+      "their probes (spark_sieve.explain says so).")
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,

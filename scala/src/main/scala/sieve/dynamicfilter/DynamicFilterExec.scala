@@ -32,21 +32,22 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
  * the data filters of the file scan below, so Parquet / ORC skip row groups, and Parquet footers are read
  * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
  * filters are tested in the order of their pass rates measured
- * in each task ([[KeyTestOrder]]). A filter dropped before the scan tests nothing: one expected to keep
- * nearly every row, and, with `sameStageRowTest` off, a scan's only filter when it is fed by a broadcast
- * join that probes these rows next, in this stage (`probedNext`: no exchange or other join between), and
- * its keys rule out no row group — that join drops the same rows a moment later.
+ * in each task ([[KeyTestOrder]]). A filter dropped before the scan does nothing: one expected to keep
+ * nearly every row. With `sameStageRowTest` off, a filter fed only by broadcast joins that probe these
+ * rows in this stage (`probedInStage`: only projections, filters, unions and other hash joins' probe sides
+ * between) is pushed into the scan but not tested per row: those joins drop the same rows in the same
+ * loop, each at the cost of one probe, which a test per row would only add to.
  */
 case class DynamicFilterExec(
     child: SparkPlan,
     keys: Seq[Seq[Expression]],
     creationKeys: Seq[Seq[Expression]],
     broadcast: Seq[Boolean],
-    probedNext: Seq[Boolean],
+    probedInStage: Seq[Boolean],
     creations: Seq[SparkPlan],
     filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
   require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size &&
-    probedNext.size == creations.size && filterOf.size == creations.size &&
+    probedInStage.size == creations.size && filterOf.size == creations.size &&
     filterOf.distinct.sorted == (0 until filterOf.distinct.size))
 
   override def children: Seq[SparkPlan] = child +: creations
@@ -61,11 +62,11 @@ case class DynamicFilterExec(
   /** The creation sides feeding filter `f`. */
   def sourcesOf(f: Int): Seq[Int] = creations.indices.filter(filterOf(_) == f)
 
-  /** This operator with one more filter, of `filterKeys`, fed by `sources`; `probedNext`: a broadcast whose
-   * join probes this operator's rows next, in its stage (no exchange or other join between). */
-  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedNext: Boolean): DynamicFilterExec =
+  /** This operator with one more filter, of `filterKeys`, fed by `sources`; `probedInStage`: a broadcast whose
+   * join probes each of this operator's rows in its stage (see the class doc). */
+  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean): DynamicFilterExec =
     copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
-      broadcast = broadcast ++ sources.map(_.broadcast), probedNext = this.probedNext ++ sources.map(_ => probedNext),
+      broadcast = broadcast ++ sources.map(_.broadcast), probedInStage = this.probedInStage ++ sources.map(_ => probedInStage),
       creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
 
   /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
@@ -109,12 +110,13 @@ case class DynamicFilterExec(
   @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
   @transient @volatile private var expected: Map[Int, Double] = Map.empty
   @transient @volatile private var dropped: Map[Int, String] = Map.empty
+  @transient @volatile private var untested: Map[Int, String] = Map.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
   def filterDescription(i: Int): String = chosen.get(i) match {
     case None => "not executed yet"
     case Some(f) if dropped.contains(i) => s"${f.describe}; dropped before the scan: ${dropped(i)}"
-    case Some(f) => f.describe +
+    case Some(f) => f.describe + untested.get(i).map("; not tested per row: " + _).getOrElse("") +
       expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
       pruning.get(i).map(c =>
@@ -145,7 +147,20 @@ case class DynamicFilterExec(
 
   /** Builds the filters (once per execution of this operator) and returns the child to read, with the
    * filters pushed into its scan. */
-  private lazy val prepared: SparkPlan = (0 until filterCount).foldLeft(child) { (plan, i) =>
+  private lazy val prepared: SparkPlan = {
+    val plan = (0 until filterCount).foldLeft(child)(prepare)
+    built = true
+    plan
+  }
+  @transient @volatile private var built = false
+
+  // Spark prepares a plan before it runs it, and a stage's code is generated after: the filters built
+  // here first, a filter not tested per row generates no code (explain's codegen, without a prepare,
+  // shows every test)
+  override protected def doPrepare(): Unit = prepared
+
+  /** `plan` with filter `i` built and pushed into it (or dropped). */
+  private def prepare(plan: SparkPlan, i: Int): SparkPlan = {
     val filter = build(i)
     val groups = footerGroups(i, filter)
     val keep = groups.flatMap(KeepEstimate(filter, _))
@@ -153,9 +168,6 @@ case class DynamicFilterExec(
     keep.foreach(k => expected += i -> k)
     val why = keep.filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)).map(k =>
       f"expected to keep ${k * 100}%.0f%% of its rows (the keys against the key column's values in the scan's footers)")
-      .orElse(Option.when(repeatsJoin(i, filter, groups))("the broadcast join it reads probes these rows next, " +
-        "in this stage, and its keys rule out no row group of the scan (its footers' statistics): a test per row " +
-        "would only repeat that join's probe"))
     why match {
       case Some(reason) =>
         dropped += i -> reason
@@ -163,37 +175,34 @@ case class DynamicFilterExec(
         postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
         tests(i).filter = sparkContext.broadcast(PassThrough)
         plan
+      case None if repeatsJoins(i) && (filter ne EmptyKeySet) =>
+        untested += i -> ("the broadcast join" + (if (sourcesOf(i).size > 1) "s" else "") + " it reads probe" +
+          (if (sourcesOf(i).size > 1) "" else "s") + " each of these rows in this stage: a test per row would " +
+          "only repeat that probe")
+        tests(i).filter = sparkContext.broadcast(PassThrough)
+        pushDown(plan, i, filter)
       case None =>
         tests(i).filter = sparkContext.broadcast(filter)
         pushDown(plan, i, filter)
     }
   }
 
+  /** Whether filter `i`'s row test would only repeat the probes of the broadcast joins it reads, in this
+   * stage (pushed into the scan, it still skips what the scan's statistics rule out). With several
+   * filters, the one order vanilla Spark probes in costs less than ours: a test per row (an in-set or a
+   * bloom filter) costs more than a broadcast join's probe of a dense long array, and it adds, not
+   * replaces — TPC-DS q52 / q3 / q42 / q55 at sf10 spent 150-230 ms more CPU per query testing each of
+   * store_sales' 27.5M rows (0.86x vanilla); without the tests 0.98x. */
+  private def repeatsJoins(i: Int): Boolean =
+    sourcesOf(i).forall(probedInStage) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
+
   /** The key column's row groups in the scan's footers, when filter `i` is single-column and could use
-   * them: to estimate what it keeps ([[KeepEstimate]]), or to find the row groups its ranges rule out. */
+   * them to estimate what it keeps ([[KeepEstimate]]). */
   private def footerGroups(i: Int, filter: KeySet): Option[Seq[KeyPrunedFileIndex.RowGroup]] = filterKeys(i) match {
-    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined || filter.range.isDefined && mayRepeatJoin(i) =>
+    case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined =>
       KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
     case _ => None
   }
-
-  /** Whether filter `i`, the only one here, only repeats row by row what the broadcast join feeding it
-   * does next in this stage (the rows it drops are dropped a moment later, each at the cost of a probe):
-   * its key ranges skip no row group of the scan's Parquet footers (where they do not say — ORC, a
-   * cached table, a composite key — it is kept: the reader may skip what they do not show). Beside other
-   * filters it stays: dropping it left the others tested before that join's probe, which vanilla Spark
-   * does first (TPC-DS q88, three dimensions: 9.6 s with the direct one dropped, 8.1 s tested, and 10.6 s
-   * with every same-stage filter dropped). Off by default (`sameStageRowTest`): the 1-2 s star joins
-   * q3 / q42 / q52 / q55 it was meant for moved by less than their noise. */
-  private def repeatsJoin(i: Int, filter: KeySet, groups: Option[Seq[KeyPrunedFileIndex.RowGroup]]): Boolean =
-    mayRepeatJoin(i) && (filter ne EmptyKeySet) && {
-      val ranges = filter.ranges(KeyScanPushdown.Limits.from(conf).maxRanges)
-      groups.exists(gs => ranges.exists(r => gs.forall(_.mayHold(r))))
-    }
-
-  /** What `repeatsJoin` needs besides the keys (so footers are read for it only when it can apply). */
-  private def mayRepeatJoin(i: Int): Boolean =
-    filterCount == 1 && sourcesOf(i).forall(probedNext) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
 
   override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
 
@@ -203,32 +212,51 @@ case class DynamicFilterExec(
   private def checks: Seq[KeySetContains] =
     (0 until filterCount).map(i => KeySetContains(tests(i), BindReferences.bindReferences(filterKeys(i), child.output)))
 
-  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
-    ctx.currentVars = input
-    val check =
-      if (filterCount == 1) checks.head.genCode(ctx)
-      else {
-        // the key columns read once, before the tests: each test's code sits in its own case below
-        val read = evaluateRequiredVariables(child.output, input, AttributeSet(keys.flatten.flatMap(_.references)))
-        val order = ctx.addReferenceObj("keyTestOrder", new KeyTestOrder(tests.toArray), classOf[KeyTestOrder].getName)
-        val keep = ctx.freshName("keep")
-        val (ord, j) = (ctx.freshName("order"), ctx.freshName("j"))
-        val cases = checks.zipWithIndex.map { case (c, i) =>
-          val e = c.genCode(ctx)
-          s"case $i: { ${e.code} $keep = ${e.value}; break; }"
-        }
-        ExprCode(
-          code"""$read
-                |int[] $ord = $order.order();
-                |boolean $keep = true;
-                |for (int $j = 0; $keep && $j < $ord.length; $j++) {
-                |  switch ($ord[$j]) { ${cases.mkString("\n")} }
-                |}""".stripMargin,
-          FalseLiteral, JavaCode.variable(keep, classOf[Boolean]))
+  // The columns read here are the keys of the filters tested per row only (a filter left to the joins
+  // reads none: its column is read as vanilla Spark reads it, a probe side's second key only for the rows
+  // the first join kept)
+  override def usedInputs: AttributeSet = AttributeSet.empty
+
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String =
+    if (passesRows) consume(ctx, input) // nothing to test: no code, no count
+    else {
+      ctx.currentVars = input
+      val live = testedPerRow
+      // read at the top, once, as FilterExec reads a predicate's columns: a read inside a test's branch
+      // would leave the column undeclared for the operators above
+      val read = evaluateRequiredVariables(child.output, input, AttributeSet(live.flatMap(filterKeys).flatMap(_.references)))
+      val test = testCode(ctx, live)
+      RowFilter.consumeCode(test.copy(code = code"$read" + test.code), Some(metricTerm(ctx, "numInputRows")),
+        metricTerm(ctx, "numOutputRows"), consume(ctx, input))
+    }
+
+  /** The tests of filters `live` on the current row, in the order [[KeyTestOrder]] keeps when several. */
+  private def testCode(ctx: CodegenContext, live: Seq[Int]): ExprCode =
+    if (live.size == 1) checks(live.head).genCode(ctx)
+    else {
+      val order = ctx.addReferenceObj("keyTestOrder", new KeyTestOrder(live.map(tests).toArray),
+        classOf[KeyTestOrder].getName)
+      val keep = ctx.freshName("keep")
+      val (ord, j) = (ctx.freshName("order"), ctx.freshName("j"))
+      val cases = live.zipWithIndex.map { case (f, i) =>
+        val e = checks(f).genCode(ctx)
+        s"case $i: { ${e.code} $keep = ${e.value}; break; }"
       }
-    RowFilter.consumeCode(check, Some(metricTerm(ctx, "numInputRows")), metricTerm(ctx, "numOutputRows"),
-      consume(ctx, input))
-  }
+      ExprCode(
+        code"""int[] $ord = $order.order();
+              |boolean $keep = true;
+              |for (int $j = 0; $keep && $j < $ord.length; $j++) {
+              |  switch ($ord[$j]) { ${cases.mkString("\n")} }
+              |}""".stripMargin,
+        FalseLiteral, JavaCode.variable(keep, classOf[Boolean]))
+    }
+
+  /** The filters whose tests run per row: all but those dropped or left to the joins once built. */
+  private def testedPerRow: Seq[Int] =
+    (0 until filterCount).filterNot(i => built && (dropped.contains(i) || untested.contains(i)))
+
+  /** Whether the rows pass through untouched and uncounted: no filter tested per row. */
+  def passesRows: Boolean = testedPerRow.isEmpty
 
   /** Without whole-stage codegen: the same tests over rows. */
   override protected def doExecute(): RDD[InternalRow] =
@@ -285,7 +313,7 @@ case class DynamicFilterExec(
 
 object DynamicFilterExec {
   /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see `and`). */
-  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedNext: Boolean)
+  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean)
       : DynamicFilterExec =
-    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedNext)
+    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage)
 }

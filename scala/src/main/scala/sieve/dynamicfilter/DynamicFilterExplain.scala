@@ -14,7 +14,9 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
     collectWithSubqueries(plan) { case f: DynamicFilterExec => f }.filter(seen.add).map { f =>
       def m(name: String) = f.metrics(name).value
       def mi(name: String, i: Int) = f.metrics(f.metricName(name, i)).value
-      (Seq(f.simpleString(25), s"  rows:    ${m("numInputRows")} in, ${m("numOutputRows")} out") ++
+      val rows = if (f.passesRows) "not counted: no filter tested per row"
+        else s"${m("numInputRows")} in, ${m("numOutputRows")} out"
+      (Seq(f.simpleString(25), s"  rows:    $rows") ++
         (0 until f.filterCount).flatMap { i =>
           (if (f.filterCount > 1) Seq(s"  -- filter ${i + 1}: ${f.describeFilter(i)}") else Nil) ++ Seq(
             s"  filter:  ${f.filterDescription(i)}",

@@ -18,6 +18,13 @@ final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Exp
     rightKeys: Seq[Expression], condition: Option[Expression], left: SparkPlan, right: SparkPlan,
     leftExchange: Option[SparkPlan], rightExchange: Option[SparkPlan]) {
   def broadcast: Boolean = join.isInstanceOf[BroadcastHashJoinExec]
+
+  /** The child (0 left, 1 right) a hash join streams: each of its rows is probed as it is read. */
+  def streamed: Option[Int] = join match {
+    case h: BroadcastHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
+    case h: ShuffledHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
+    case _ => None
+  }
 }
 
 object EquiJoin {

@@ -42,8 +42,9 @@ object KeyLineage {
 
   /** What lies between a join and a target it reached. `feeding`: a broadcast build side whose keys another
    * filter reads; `shuffled`: a shuffle exchange that the target's rows reach as they are — no join or
-   * aggregate between (each row is written, read and sorted before the join drops it); `apart`: a shuffle
-   * exchange or another join (without either, the join probes the target's rows next, in their stage). */
+   * aggregate between (each row is written, read and sorted before the join drops it); `apart`: anything
+   * but projections, filters, unions and the probe side of other hash joins (without it, the join probes
+   * each of the target's rows as it is read, in their stage, at most after other joins' probes). */
   final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false)
 
   /** `plan` with `put(target, keys, route)` at every scan that `keys` (over `plan`'s output) reach, or
@@ -62,19 +63,20 @@ object KeyLineage {
         case f: FilterExec if overScan(f) => at(f, ks, route)
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
-        case _: SortExec | _: AQEShuffleReadExec => into(0, ks)
+        case _: SortExec | _: AQEShuffleReadExec => into(0, ks, route.copy(apart = true))
         case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true))
         case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
-          throughJoin(j, ks, down(_, _, route.copy(shuffled = false, apart = true)))
+          throughJoin(j, ks, (side, c, k) =>
+            down(c, k, route.copy(shuffled = false, apart = route.apart || !j.streamed.contains(side))))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           val grouping = AttributeSet(a.groupingExpressions.map(_.toAttribute))
           val overGrouping = followAliases(ks, a.resultExpressions)
           if (!overGrouping.flatMap(_.references).forall(grouping.contains)) None
-          else into(0, followAliases(overGrouping, a.groupingExpressions), route.copy(shuffled = false))
+          else into(0, followAliases(overGrouping, a.groupingExpressions), route.copy(shuffled = false, apart = true))
         case w: WindowExec if partitionedBy(w.partitionSpec, ks) && w.windowExpression.forall(_.deterministic) =>
-          into(0, ks)
-        case w: WindowGroupLimitExec if partitionedBy(w.partitionSpec, ks) => into(0, ks)
+          into(0, ks, route.copy(apart = true))
+        case w: WindowGroupLimitExec if partitionedBy(w.partitionSpec, ks) => into(0, ks, route.copy(apart = true))
         case u: UnionExec =>
           val placed = u.children.map { c =>
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
@@ -97,7 +99,7 @@ object KeyLineage {
 
   /** Below a join: into each side the keys may enter (see the object's doc), updating that child. */
   private def throughJoin(j: EquiJoin, ks: Seq[Expression],
-      down: (SparkPlan, Seq[Expression]) => Option[SparkPlan]): Option[SparkPlan] = {
+      down: (Int, SparkPlan, Seq[Expression]) => Option[SparkPlan]): Option[SparkPlan] = {
     val refs = ks.flatMap(_.references)
     val onLeft = refs.forall(j.left.outputSet.contains)
     val onRight = refs.forall(j.right.outputSet.contains)
@@ -119,7 +121,7 @@ object KeyLineage {
         (if (transfer && onRight && j.joinType != LeftSemi) equalKeys(ks, j.rightKeys, j.leftKeys).map(0 -> _).toSeq
          else Nil)
     val placed = targets.foldLeft(Map.empty[Int, SparkPlan]) { case (done, (i, k)) =>
-        down(done.getOrElse(i, j.join.children(i)), k).fold(done)(c => done.updated(i, c))
+        down(i, done.getOrElse(i, j.join.children(i)), k).fold(done)(c => done.updated(i, c))
       }
     if (placed.isEmpty) None
     else Some(j.join.withNewChildren(j.join.children.indices.map(i => placed.getOrElse(i, j.join.children(i)))))

@@ -101,7 +101,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
           case None => Some(withFilter(target, targetKeys, Seq(a.source),
-            probedNext = a.source.broadcast && !route.apart && !route.feeding))
+            probedInStage = a.source.broadcast && !route.apart && !route.feeding))
         }
       }.map { newApp =>
         val filtered = j.join.withNewChildren(if (a.appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
@@ -163,10 +163,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
 
   private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],
-      probedNext: Boolean = false): SparkPlan = target match {
-    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedNext)
+      probedInStage: Boolean = false): SparkPlan = target match {
+    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage)
     case _ =>
-      val f = DynamicFilterExec(target, keys, sources, probedNext)
+      val f = DynamicFilterExec(target, keys, sources, probedInStage)
       // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
       // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
       // to the creation side's exchange)

@@ -42,8 +42,11 @@ class DynamicFilterSuite extends SieveSessionSuite {
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
 
   /** Settings that let the small test tables qualify. */
+  // every row tested, also below broadcast joins (the default leaves those rows to the joins' probes), so
+  // that the tests here see what a filter keeps; the default's own test sets it back
   private def withDynamicFilters[T](extra: (String, String)*)(body: => T): T =
-    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0") ++ extra: _*)(body)
+    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0",
+      "spark.sieve.dynamicFilter.sameStageRowTest" -> "true") ++ extra: _*)(body)
 
   private def filters(df: DataFrame): Seq[DynamicFilterExec] =
     collectWithSubqueries(df.queryExecution.executedPlan) { case f: DynamicFilterExec => f }
@@ -122,32 +125,37 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("sameStageRowTest off: a scan's only filter whose join probes its rows next is dropped unless its keys skip row groups") {
+  testWithAndWithoutAqe("by default a filter whose broadcast joins probe the scan's rows in its stage is pushed into the scan, not tested per row") {
     // keys 100..119: every row group of the unsorted fact holds keys from all over [0, 2000)
     val q = "SELECT f.v FROM %s f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
     def only(df: DataFrame) = { val Seq(f) = filters(df); assert(f.filterCount === 1); f }
     withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false") {
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(f.probedNext === Seq(true))
-      assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0, f.filterDescription(0))
-      assert(f.filterDescription(0).contains("would only repeat that join's probe"), f.filterDescription(0))
-      assert(metric(f, "numOutputRows") === 40000) // the join drops them
-      // sorted by k, the same keys rule out most row groups: kept and pushed into the scan
-      val sorted = only(checkAnswerAgainstVanilla(sql(q.format("fact"))))
-      assert(sorted.probedNext === Seq(true))
-      assert(metric(sorted, "droppedBeforeScan") === 0 && metric(sorted, "numOutputRows") === 400,
-        sorted.filterDescription(0))
+      assert(f.probedInStage === Seq(true))
+      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "rowsTested") === 0, f.filterDescription(0))
+      assert(f.filterDescription(0).contains("not tested per row: the broadcast join it reads probes each of"),
+        f.filterDescription(0))
+      // no code per row at all: the rows pass uncounted, the join drops them
+      assert(f.passesRows && metric(f, "numInputRows") === 0 && metric(f, "numOutputRows") === 0)
+      // sorted by k, the same keys rule out most row groups: pushed into the scan, which skips them
+      val sortedDf = checkAnswerAgainstVanilla(sql(q.format("fact")))
+      val sorted = only(sortedDf)
+      assert(sorted.probedInStage === Seq(true) && sorted.passesRows)
+      val scanned = collectWithSubqueries(sortedDf.queryExecution.executedPlan) {
+        case s: org.apache.spark.sql.execution.FileSourceScanExec => s.metrics("numOutputRows").value
+      }
+      assert(scanned.max <= 10000 && sorted.filterDescription(0).contains("pushed to scan"), sorted.filterDescription(0))
       // a shuffle between the scan and the join: every row the filter drops is one not shuffled
       withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
         val shuffled = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-        assert(shuffled.probedNext === Seq(false))
-        assert(metric(shuffled, "droppedBeforeScan") === 0 && metric(shuffled, "numOutputRows") < 1000,
+        assert(shuffled.probedInStage === Seq(false))
+        assert(metric(shuffled, "rowsTested") === 40000 && metric(shuffled, "numOutputRows") < 1000,
           shuffled.filterDescription(0))
       }
     }
-    withDynamicFilters() { // the default tests every row
+    withDynamicFilters() { // sameStageRowTest on: every row tested
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
-      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") < 1000, f.filterDescription(0))
+      assert(metric(f, "rowsTested") === 40000 && metric(f, "numOutputRows") < 1000, f.filterDescription(0))
     }
   }
 
@@ -207,7 +215,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows"),
         f.filterDescription(0))
       assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0)
-      assert(metric(f, "numOutputRows") === 40000 && metric(f, "filesSkipped") === 0)
+      assert(f.passesRows && metric(f, "numOutputRows") === 0 && metric(f, "filesSkipped") === 0)
       // half the keys, spread over the whole range: expected to keep half, so it stays
       val half = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat < 50"))
       val Seq(g) = filters(half)

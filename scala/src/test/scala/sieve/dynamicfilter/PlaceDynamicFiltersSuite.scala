@@ -33,8 +33,11 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
 
+  // every row tested, also below broadcast joins (by default left to the joins' probes): the tests here
+  // count what each filter keeps
   private def eager[T](extra: (String, String)*)(body: => T): T =
-    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0") ++ extra: _*)(body)
+    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0",
+      "spark.sieve.dynamicFilter.sameStageRowTest" -> "true") ++ extra: _*)(body)
 
   private val strategies = Seq("broadcast" -> "10485760", "sort-merge" -> "-1")
   private def joins(threshold: String) =
@@ -89,13 +92,15 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(m("rowsTested1") === 40000 && m("rowsKept1") === 800 && m("rowsTested0") === 800 &&
           m("rowsKept0") === 400, f.metrics.map { case (k, v) => k -> v.value })
       }
-      // with sameStageRowTest off too: d1's filter, whose broadcast join probes fact's rows next, is not
-      // the scan's only one (dropping it would leave d2's tested before that probe)
+      // by default, under broadcast joins both joins probe fact's rows in its stage (d2's after d1's): both
+      // filters are pushed into the scan, neither tests a row; under sort-merge both test every row
       eager(joins(threshold) :+ ("spark.sieve.dynamicFilter.sameStageRowTest" -> "false"): _*) {
         val df = checkAnswerAgainstVanilla(sql(star))
         val Seq(f) = filters(df)
-        assert(f.probedNext === Seq(strategy == "broadcast", false), df.queryExecution.executedPlan)
-        assert(f.metrics("droppedBeforeScan0").value === 0 && rowsOut(f) === 400, df.queryExecution.executedPlan)
+        val broadcast = strategy == "broadcast"
+        assert(f.probedInStage === Seq(broadcast, broadcast), df.queryExecution.executedPlan)
+        assert(f.passesRows === broadcast && f.metrics("rowsTested0").value === (if (broadcast) 0 else 800) &&
+          rowsOut(f) === (if (broadcast) 0 else 400), df.queryExecution.executedPlan)
       }
     }
   }
@@ -141,7 +146,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     val chain = "SELECT f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
     // d1's scan is below minApplicationBytes, fact's above: d1 gets a filter only because fact's reads its keys
     withConf(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
-        "spark.sieve.dynamicFilter.minSizeRatio" -> "2"): _*) {
+        "spark.sieve.dynamicFilter.minSizeRatio" -> "2", "spark.sieve.dynamicFilter.sameStageRowTest" -> "true"): _*) {
       // the fact filter reads the filtered broadcast the join reads
       assertChained(checkAnswerAgainstVanilla(sql(chain)))
     }
