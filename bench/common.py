@@ -54,20 +54,43 @@ def run_with_limit(spark, action, limit_s):
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
 
 
-def interleaved_times(spark, actions, runs, limit_s, warmup=1):
+def jvm_cpu_seconds(spark):
+    """A function giving the CPU seconds (user + system) the session's JVM has used so far — in local
+    mode the executors' work too: the work a query did, apart from the time it waited — or None where it
+    cannot be read (not local mode, or no /proc)."""
+    if not spark.sparkContext.master.startswith("local"):
+        return None
+    stat = f"/proc/{spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()}/stat"
+    if not os.path.exists(stat):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def seconds():
+        with open(stat) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return seconds
+
+
+def interleaved_times(spark, actions, runs, limit_s, warmup=1, cpu=None):
     """Each action's seconds (name -> callable; a list of `runs` figures, or None once it was cut at
     `limit_s`, then not run again), after `warmup` rounds whose times are thrown away. The rounds
-    interleave the actions so that drift (JIT, caches, GC) falls on all of them alike."""
+    interleave the actions so that drift (JIT, caches, GC) falls on all of them alike. With `cpu`
+    (name -> list), each kept run's JVM CPU seconds are appended there too (see jvm_cpu_seconds)."""
     times = {name: [] for name in actions}
+    clock = jvm_cpu_seconds(spark) if cpu is not None else None
     for round_ in range(runs + warmup):
         for name in actions:
             if times[name] is None:
                 continue
+            c0 = clock() if clock else None
             t = run_with_limit(spark, actions[name], limit_s)
             if t is None:
                 times[name] = None
             elif round_ >= warmup:
                 times[name].append(t)
+                if clock:
+                    cpu.setdefault(name, []).append(clock() - c0)
     return times
 
 

@@ -43,7 +43,8 @@ tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over t
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds); the ratios,
-the totals (all, and the queries with a filter), which queries got one and which ran >10% slower.
+the totals (all, and the queries with a filter), which queries got one and which ran >10% slower; with
+vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local mode; read from /proc).
 
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
@@ -223,7 +224,7 @@ def error_text(e):
     return lines[0][:300] if lines else type(e).__name__
 
 
-def timings(spark, actions, runs, limit_s, warmup=1):
+def timings(spark, actions, runs, limit_s, warmup=1, cpu=None):
     """interleaved_times, except that an action that fails (a query Spark or spark-sieve rejects) is
     reported in the returned errors, name -> message, instead of stopping the benchmark."""
     errors = {}
@@ -241,7 +242,7 @@ def timings(spark, actions, runs, limit_s, warmup=1):
                 errors[name] = error_text(e)
         return run
 
-    times = interleaved_times(spark, {n: guard(n, a) for n, a in actions.items()}, runs, limit_s, warmup)
+    times = interleaved_times(spark, {n: guard(n, a) for n, a in actions.items()}, runs, limit_s, warmup, cpu)
     for name in errors:
         times[name] = None
     return times, errors
@@ -468,9 +469,12 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
            if a in variants and b in variants]
     sieves = [v for v in variants if v.startswith("sieve")]
 
+    # the JVM's CPU time (driver and local executors) beside wall time: work done, apart from time spent waiting
+    cpu_pair = ("vanilla", "sieve") if "vanilla" in variants and "sieve" in variants else None
     print("| query | runs | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat)
-          + "".join(f" | DFs ({v})" for v in sieves) + " |")
-    print("|---|---|" + "---|" * (len(variants) + len(rat) + len(sieves)), flush=True)
+          + (" | CPU vanilla/sieve" if cpu_pair else "") + "".join(f" | DFs ({v})" for v in sieves) + " |")
+    print("|---|---|" + "---|" * (len(variants) + len(rat) + bool(cpu_pair) + len(sieves)), flush=True)
+    cpu_totals = {v: 0.0 for v in variants}
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     changed_totals = {v: 0.0 for v in variants}
     slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
@@ -485,17 +489,19 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         run_count += 1
         plans = {}
         actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
-        all_times, errors = timings(spark, actions, 1, args.limit)
+        cpus = {}
+        all_times, errors = timings(spark, actions, 1, args.limit, cpu=cpus)
         dfs = {v: _filter_count(plans.get(v, "")) for v in sieves}
         runs = 1
         if any(dfs.values()) and args.runs > 1 and not errors:
             # the first run counts as one of them; short queries vary most between runs and cost least
             short = all(ts and max(ts) < args.short_under for ts in all_times.values())
             runs = max(args.runs, args.short_runs) if short else args.runs
-            more, errors = timings(spark, actions, runs - 1, args.limit, warmup=0)
+            more, errors = timings(spark, actions, runs - 1, args.limit, warmup=0, cpu=cpus)
             all_times = {v: None if all_times[v] is None or more[v] is None else all_times[v] + more[v]
                          for v in variants}
         times = median_of(all_times)
+        cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
         if "vanilla" in variants and "sieve" in variants and times["vanilla"] and times["sieve"]:
             if times["vanilla"] / times["sieve"] < 0.9:  # a query cut at the limit (None) is not compared
                 slower[bool(any(dfs.values()))].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
@@ -507,17 +513,22 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
             measured += 1
             for v in variants:
                 totals[v] += times[v]
+                cpu_totals[v] += cpu_med[v] or 0.0
                 if any(dfs.values()):
                     changed_totals[v] += times[v]
         else:
             cut += 0 if errors else 1
         print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
               + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
+              + (f" | {ratio(cpu_med[cpu_pair[0]], cpu_med[cpu_pair[1]])}" if cpu_pair else "")
               + "".join(f" | {dfs[v] or ''}" for v in sieves) + " |", flush=True)
     for label, t in (("total", totals), ("queries with a filter", changed_totals)):
         print(f"| **{label}** ({measured} measured) | | "
               + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
-              + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat) + " |" * len(sieves) + " |")
+              + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat)
+              + (f" | {ratio(cpu_totals[cpu_pair[0]] or None, cpu_totals[cpu_pair[1]] or None)}"
+                 if cpu_pair and label == "total" else (" |" if cpu_pair else ""))
+              + " |" * len(sieves) + " |")
     if cut:
         print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
     if failed:
