@@ -176,9 +176,8 @@ case class DynamicFilterExec(
         tests(i).filter = sparkContext.broadcast(PassThrough)
         plan
       case None if repeatsJoins(i) && (filter ne EmptyKeySet) =>
-        untested += i -> ("the broadcast join" + (if (sourcesOf(i).size > 1) "s" else "") + " it reads probe" +
-          (if (sourcesOf(i).size > 1) "" else "s") + " each of these rows in this stage: a test per row would " +
-          "only repeat that probe")
+        val joins = if (sourcesOf(i).size > 1) "the broadcast joins it reads probe" else "the broadcast join it reads probes"
+        untested += i -> s"$joins each of these rows in this stage: a test per row would only repeat that probe"
         tests(i).filter = sparkContext.broadcast(PassThrough)
         pushDown(plan, i, filter)
       case None =>
@@ -217,11 +216,11 @@ case class DynamicFilterExec(
   // the first join kept)
   override def usedInputs: AttributeSet = AttributeSet.empty
 
-  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String =
-    if (passesRows) consume(ctx, input) // nothing to test: no code, no count
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
+    val live = testedPerRow
+    if (live.isEmpty) consume(ctx, input) // nothing to test: no code, no count
     else {
       ctx.currentVars = input
-      val live = testedPerRow
       // read at the top, once, as FilterExec reads a predicate's columns: a read inside a test's branch
       // would leave the column undeclared for the operators above
       val read = evaluateRequiredVariables(child.output, input, AttributeSet(live.flatMap(filterKeys).flatMap(_.references)))
@@ -229,6 +228,7 @@ case class DynamicFilterExec(
       RowFilter.consumeCode(test.copy(code = code"$read" + test.code), Some(metricTerm(ctx, "numInputRows")),
         metricTerm(ctx, "numOutputRows"), consume(ctx, input))
     }
+  }
 
   /** The tests of filters `live` on the current row, in the order [[KeyTestOrder]] keeps when several. */
   private def testCode(ctx: CodegenContext, live: Seq[Int]): ExprCode =
