@@ -102,7 +102,7 @@ case class DynamicFilterExec(
 
   /** Filled on the driver when this operator executes; referenced by the generated code. */
   @transient private lazy val tests = (0 until filterCount).map { i =>
-    new RowKeyTest(SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf), m("passThroughTasks", i),
+    new RowKeyTest(maxPassRatio, m("passThroughTasks", i),
       m("rowsTested", i), m("rowsKept", i))
   }
   @transient @volatile private var chosen: Map[Int, KeySet] = Map.empty
@@ -113,10 +113,10 @@ case class DynamicFilterExec(
   @transient @volatile private var untested: Map[Int, String] = Map.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
-  def filterDescription(i: Int): String = chosen.get(i) match {
-    case None => "not executed yet"
-    case Some(f) if dropped.contains(i) => s"${f.describe}; dropped before the scan: ${dropped(i)}"
-    case Some(f) => f.describe + untested.get(i).map("; not tested per row: " + _).getOrElse("") +
+  def filterDescription(i: Int): String = (chosen.get(i), dropped.get(i)) match {
+    case (f, Some(why)) => f.map(_.describe + "; ").getOrElse("") + s"dropped before the scan: $why"
+    case (None, None) => "not executed yet"
+    case (Some(f), None) => f.describe + untested.get(i).map("; not tested per row: " + _).getOrElse("") +
       expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
       pruning.get(i).map(c =>
@@ -139,6 +139,9 @@ case class DynamicFilterExec(
     s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
+  private def sources(f: Int): Seq[KeyCollector.Source] =
+    sourcesOf(f).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c)))
+
   /** Filter `f`'s keys over the child's rows. */
   private def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
 
@@ -160,30 +163,56 @@ case class DynamicFilterExec(
   override protected def doPrepare(): Unit = prepared
 
   /** `plan` with filter `i` built and pushed into it (or dropped). */
-  private def prepare(plan: SparkPlan, i: Int): SparkPlan = {
-    val filter = build(i)
-    val groups = footerGroups(i, filter)
-    val keep = groups.flatMap(KeepEstimate(filter, _))
-    tests(i).expectedKeep = keep
-    keep.foreach(k => expected += i -> k)
-    val why = keep.filter(_ > SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)).map(k =>
-      f"expected to keep ${k * 100}%.0f%% of its rows (the keys against the key column's values in the scan's footers)")
-    why match {
-      case Some(reason) =>
-        dropped += i -> reason
-        m("droppedBeforeScan", i) += 1
-        postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
-        tests(i).filter = sparkContext.broadcast(PassThrough)
-        plan
-      case None if repeatsJoins(i) && (filter ne EmptyKeySet) =>
-        val joins = if (sourcesOf(i).size > 1) "the broadcast joins it reads probe" else "the broadcast join it reads probes"
-        untested += i -> s"$joins each of these rows in this stage: a test per row would only repeat that probe"
-        tests(i).filter = sparkContext.broadcast(PassThrough)
-        pushDown(plan, i, filter)
-      case None =>
-        tests(i).filter = sparkContext.broadcast(filter)
-        pushDown(plan, i, filter)
-    }
+  private def prepare(plan: SparkPlan, i: Int): SparkPlan = dropUnbuilt(i) match {
+    case Some(reason) => drop(i, reason); plan
+    case None =>
+      val filter = build(i)
+      val groups = footerGroups(i, filter)
+      val keep = groups.flatMap(KeepEstimate(filter, _))
+      tests(i).expectedKeep = keep
+      keep.foreach(k => expected += i -> k)
+      keep.filter(_ > maxPassRatio) match {
+        case Some(k) =>
+          drop(i, f"expected to keep ${k * 100}%.0f%% of its rows (the keys against the key column's values in the scan's footers)")
+          plan
+        case None if repeatsJoins(i) && (filter ne EmptyKeySet) =>
+          val joins = if (sourcesOf(i).size > 1) "the broadcast joins it reads probe" else "the broadcast join it reads probes"
+          untested += i -> s"$joins each of these rows in this stage: a test per row would only repeat that probe"
+          pushDown(plan, i, filter)
+        case None =>
+          tests(i).filter = sparkContext.broadcast(filter)
+          pushDown(plan, i, filter)
+      }
+  }
+
+  private def maxPassRatio: Double = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
+
+  /** Why filter `i` is dropped before its keys are collected, if it is: its sources are broadcasts of one
+   * long-valued key whose count and range alone, against the scan's footers, say it keeps more than
+   * `maxPassRatio` of the rows (a dimension joined for its columns, every key of it: collecting the keys
+   * into a set costs the driver more than the pass over them that shows it). */
+  private def dropUnbuilt(i: Int): Option[String] = filterKeys(i) match {
+    case Seq(key: Attribute) if sourcesOf(i).forall(broadcast) =>
+      val start = System.nanoTime()
+      def range = try KeyCollector.broadcastRange(sources(i))
+        finally m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
+      for {
+        groups <- KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
+        keys <- range if keys.rows > 0
+        keep <- KeepEstimate.of(keys.rows.toDouble, keys.min, keys.max, groups) if keep > maxPassRatio
+      } yield {
+        expected += i -> keep
+        f"expected to keep ${keep * 100}%.0f%% of its rows (its ${keys.rows} keys in [${keys.min}, ${keys.max}] " +
+          "against the key column's values in the scan's footers; not collected)"
+      }
+    case _ => None
+  }
+
+  /** Filter `i` dropped before the scan, for `reason`: not pushed, not tested (no code). */
+  private def drop(i: Int, reason: String): Unit = {
+    dropped += i -> reason
+    m("droppedBeforeScan", i) += 1
+    postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
   }
 
   /** Whether filter `i`'s row test would only repeat the probes of the broadcast joins it reads, in this
@@ -208,8 +237,8 @@ case class DynamicFilterExec(
   override protected def doProduce(ctx: CodegenContext): String =
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
 
-  private def checks: Seq[KeySetContains] =
-    (0 until filterCount).map(i => KeySetContains(tests(i), BindReferences.bindReferences(filterKeys(i), child.output)))
+  private def check(i: Int): KeySetContains =
+    KeySetContains(tests(i), BindReferences.bindReferences(filterKeys(i), child.output))
 
   // The columns read here are the keys of the filters tested per row only (a filter left to the joins
   // reads none: its column is read as vanilla Spark reads it, a probe side's second key only for the rows
@@ -232,14 +261,14 @@ case class DynamicFilterExec(
 
   /** The tests of filters `live` on the current row, in the order [[KeyTestOrder]] keeps when several. */
   private def testCode(ctx: CodegenContext, live: Seq[Int]): ExprCode =
-    if (live.size == 1) checks(live.head).genCode(ctx)
+    if (live.size == 1) check(live.head).genCode(ctx)
     else {
       val order = ctx.addReferenceObj("keyTestOrder", new KeyTestOrder(live.map(tests).toArray),
         classOf[KeyTestOrder].getName)
       val keep = ctx.freshName("keep")
       val (ord, j) = (ctx.freshName("order"), ctx.freshName("j"))
       val cases = live.zipWithIndex.map { case (f, i) =>
-        val e = checks(f).genCode(ctx)
+        val e = check(f).genCode(ctx)
         s"case $i: { ${e.code} $keep = ${e.value}; break; }"
       }
       ExprCode(
@@ -259,9 +288,12 @@ case class DynamicFilterExec(
   def passesRows: Boolean = testedPerRow.isEmpty
 
   /** Without whole-stage codegen: the same tests over rows. */
-  override protected def doExecute(): RDD[InternalRow] =
-    RowFilter.filterRows(prepared.execute(), checks.reduce[Expression](And), child.output,
+  override protected def doExecute(): RDD[InternalRow] = {
+    val rows = prepared.execute()
+    if (passesRows) rows
+    else RowFilter.filterRows(rows, testedPerRow.map(check).reduce[Expression](And), child.output,
       Some(longMetric("numInputRows")), longMetric("numOutputRows"))
+  }
 
   private def build(i: Int): KeySet = {
     val start = System.nanoTime()
@@ -269,8 +301,7 @@ case class DynamicFilterExec(
       SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
       SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
     val executionId = Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY))
-    val sources = sourcesOf(i).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c)))
-    val filter = KeyCollector.collectOnce(executionId, sources, limits).getOrElse(PassThrough)
+    val filter = KeyCollector.collectOnce(executionId, sources(i), limits).getOrElse(PassThrough)
     chosen += i -> filter
     m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {

@@ -23,7 +23,7 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
             s"  tested:  ${mi("rowsTested", i)} rows, ${mi("rowsKept", i)} kept" +
               (if (mi("passThroughTasks", i) > 0) s" (${mi("passThroughTasks", i)} tasks passed the rest through)"
                else ""),
-            s"  keys:    ${mi("numKeys", i)} collected in ${mi("buildTime", i)} ms" +
+            s"  keys:    ${mi("numKeys", i)} collected, ${mi("buildTime", i)} ms on the driver" +
               (if (mi("filterBytes", i) > 0) s", filter of ${mi("filterBytes", i)} bytes" else ""),
             s"  scan:    ${mi("filesSkipped", i)} files, ${mi("rowGroupsSkipped", i)} row groups " +
               s"(${mi("rowsSkipped", i)} rows) skipped by footer statistics in ${mi("footerTime", i)} ms")

@@ -19,15 +19,22 @@ object KeepEstimate {
     for {
       n <- distinctKeys(keys)
       (lo, hi) <- keys.range
-      rows = groups.map(_.rows).sum if rows > 0
-    } yield {
+      keep <- of(n, lo, hi, groups)
+    } yield keep
+
+  /** The share kept by `n` distinct keys in [lo, hi] (None when the groups hold no row). */
+  def of(n: Double, lo: Long, hi: Long, groups: Seq[RowGroup]): Option[Double] = {
+    val rows = groups.map(_.rows).sum
+    if (rows <= 0) None
+    else {
       val perValue = n / (hi.toDouble - lo + 1)
-      groups.map { g =>
+      Some(groups.map { g =>
         val overlap = math.min(hi, g.max).toDouble - math.max(lo, g.min) + 1
         if (!g.hasValues || overlap <= 0) 0.0
         else g.rows * math.min(1.0, perValue * overlap / (g.max.toDouble - g.min + 1))
-      }.sum / rows
+      }.sum / rows)
     }
+  }
 
   /** How many distinct keys there are, when the key set knows it and has a range: else there is no
    * estimate (and no footer to read for one). */

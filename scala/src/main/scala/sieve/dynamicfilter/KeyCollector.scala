@@ -81,6 +81,18 @@ object KeyCollector {
     }
   }
 
+  /** The count, min and max of broadcast sources' keys (one long-valued key column), in a pass that builds
+   * no set: enough for [[KeepEstimate]] to drop a filter that would keep nearly every row before its keys
+   * are collected (q68 at sf10 collected customer's 500,000 keys, 151 ms, only to drop them). A relation's
+   * keys are distinct; several sources' counts add up. None when a source is a shuffle or has no keys to read. */
+  def broadcastRange(sources: Seq[Source]): Option[KeySummary] = {
+    val shape = KeyShape(sources.head.keys.map(_.dataType))
+    val read = sources.map(s => if (s.broadcast && shape.asLong.isDefined) broadcastKeys(s.creation, s.keys) else None)
+    if (!read.forall(_.isDefined)) None
+    // no room for keys: the summary keeps only their count and range
+    else Some(union(read.flatten).fold(new KeySummary(shape, 0, 0))(_ add _)(_ merge _))
+  }
+
   /** The creation side's non-NULL key rows, each pass over them folded into one value. */
   private trait KeySource {
     def fold[T: ClassTag](zero: => T)(add: (T, UnsafeRow) => Unit)(merge: (T, T) => T): T

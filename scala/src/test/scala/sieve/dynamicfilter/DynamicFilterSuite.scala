@@ -209,11 +209,15 @@ class DynamicFilterSuite extends SieveSessionSuite {
 
   testWithAndWithoutAqe("a filter whose keys would keep nearly every row is dropped before the scan starts") {
     withDynamicFilters("spark.sieve.dynamicFilter.minSizeRatio" -> "1") { // placed although the dim is unfiltered
-      // every dim key: all 40,000 fact rows match, so the filter is dropped once its keys are known
+      // every dim key: all 40,000 fact rows match, so the filter is dropped from the broadcast keys' count and
+      // range alone, before they are collected into a set
+      val reads = KeyCollector.reads.get
       val all = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k"))
       val Seq(f) = filters(all)
-      assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows"),
+      assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows") &&
+        f.filterDescription(0).contains("keys in [") && f.filterDescription(0).endsWith("not collected)"),
         f.filterDescription(0))
+      assert(KeyCollector.reads.get === reads && metric(f, "numKeys") === 0)
       assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0)
       assert(f.passesRows && metric(f, "numOutputRows") === 0 && metric(f, "filesSkipped") === 0)
       // half the keys, spread over the whole range: expected to keep half, so it stays
