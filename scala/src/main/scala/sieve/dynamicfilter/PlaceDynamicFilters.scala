@@ -80,10 +80,28 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         case None => why("no exchange on the creation side to read keys from"); None
         case Some(creation) if !Preconditions.sharedForCertain(creation, conf) =>
           why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
+        case Some(creation) if (if (appIsLeft) j.leftExchange else j.rightExchange).exists(waitsFor(creation, _)) =>
+          why("the creation side waits for this side's keys already (a filter the other way)"); None
         case Some(creation) =>
           Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, creationKeys, j.broadcast)))
       }
     }
+  }
+
+  /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys, or reads an
+   * exchange that does. A filter on `exchange`'s side fed by `plan` would then wait for itself (TPC-H q5 at
+   * sf10, sort-merge joins: lineitem filtered by orders' keys in the first walk, orders by lineitem's in the
+   * second, the copies nested until the plan failed to bind). */
+  private def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
+    val target = CreationRewire.unfiltered(exchange)
+    def find(p: SparkPlan): Boolean = p match {
+      case f: DynamicFilterExec =>
+        f.creations.exists(c => CreationRewire.unfiltered(c) == target || find(c)) || find(f.child)
+      case s: QueryStageExec => find(s.plan)
+      case r: ReusedExchangeExec => find(r.child)
+      case other => other.children.exists(find)
+    }
+    find(plan)
   }
 
   /** The join with its filters placed, or tagged with why it has none. */
