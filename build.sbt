@@ -11,6 +11,11 @@ val sparkVersion: String = (pysparkJars * "spark-core_*.jar").get.headOption
   .map(_.getName.stripPrefix("spark-core_").stripSuffix(".jar").split("-", 2)(1))
   .getOrElse(sys.error(s"no spark-core jar in $pysparkJars"))
 
+// The Spark line (major.minor): one jar each, with the line's shims (scala/src/main/spark-3.5 or spark-4.x:
+// the Spark-internal calls that differ between lines, each behind one object) and its own target folder.
+val sparkLine: String = sparkVersion.split("\\.").take(2).mkString(".")
+val shimFolder: String = if (sparkLine.startsWith("3.")) "spark-3.5" else "spark-4.x"
+
 // Scala must be the one pyspark ships, or the jar fails to link at run time.
 val pysparkScalaVersion: String = (pysparkJars * "scala-library-*.jar").get.headOption
   .map(_.getName.stripPrefix("scala-library-").stripSuffix(".jar"))
@@ -55,6 +60,9 @@ lazy val root = (project in file("."))
     version := sieveVersion,
     scalaVersion := pysparkScalaVersion,
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "scala" / "src" / "main" / shimFolder,
+    Test / unmanagedSourceDirectories += baseDirectory.value / "scala" / "src" / "test" / shimFolder,
+    target := baseDirectory.value / "target" / s"spark-$sparkLine",
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
@@ -69,12 +77,13 @@ lazy val root = (project in file("."))
       IO.write(file,
         s"""version=${version.value}
            |sparkVersion=$sparkVersion
+           |sparkLine=$sparkLine
            |scalaVersion=${scalaVersion.value}
            |""".stripMargin)
       Seq(file)
     }.taskValue,
-    Compile / packageBin / artifactPath :=
-      target.value / s"spark-sieve_${scalaBinaryVersion.value}-${version.value}.jar",
+    Compile / packageBin / artifactPath := baseDirectory.value / "target" / "jars" /
+      s"spark-sieve-spark${sparkLine}_${scalaBinaryVersion.value}-${version.value}.jar",
     // Spark wants its own JVM flags and one SparkSession per suite; suites run one after another.
     Test / fork := true,
     Test / parallelExecution := false,

@@ -19,24 +19,30 @@ def _newest_input_mtime(root):
     return max(os.path.getmtime(p) for p in paths)
 
 
-def _find_jar(root, version):
-    jars = glob.glob(os.path.join(root, "target", f"spark-sieve_*-{version}.jar"))
+def _find_jar(root, line, version):
+    jars = glob.glob(os.path.join(root, "target", "jars", f"spark-sieve-spark{line}_*-{version}.jar"))
     return max(jars, key=os.path.getmtime) if jars else None
 
 
 def ensure_jar(root, version):
-    jar = _find_jar(root, version)
-    if jar and os.path.getmtime(jar) >= _newest_input_mtime(root):
-        return jar
+    """The jar of the Spark line of the pyspark this build runs with (or SIEVE_PYSPARK_JARS' Spark)."""
     env = dict(os.environ)
     if "SIEVE_PYSPARK_JARS" not in env:
         import pyspark  # a build requirement: its jars are what the jar compiles against
 
         env["SIEVE_PYSPARK_JARS"] = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    cores = glob.glob(os.path.join(env["SIEVE_PYSPARK_JARS"], "spark-core_*.jar"))
+    if not cores:
+        raise RuntimeError(f"no spark-core jar in {env['SIEVE_PYSPARK_JARS']}")
+    spark_version = os.path.basename(cores[0])[: -len(".jar")].split("-", 2)[2]
+    line = ".".join(spark_version.split(".")[:2])
+    jar = _find_jar(root, line, version)
+    if jar and os.path.getmtime(jar) >= _newest_input_mtime(root):
+        return jar
     subprocess.run([os.path.join(root, "dev", "sbt"), "package"], cwd=root, env=env, check=True)
-    jar = _find_jar(root, version)
+    jar = _find_jar(root, line, version)
     if not jar:
-        raise RuntimeError(f"sbt package produced no target/spark-sieve_*-{version}.jar")
+        raise RuntimeError(f"sbt package produced no target/jars/spark-sieve-spark{line}_*-{version}.jar")
     return jar
 
 

@@ -36,10 +36,13 @@ def test_keeps_an_extension_list_that_already_names_sieve():
     assert sieve.configure(builder)._options["spark.sql.extensions"] == f"{EXT},a.B"
 
 
-def test_refuses_a_pyspark_of_another_spark_line(monkeypatch):
+def test_refuses_a_pyspark_of_another_spark_line(monkeypatch, jar):
     monkeypatch.setattr("pyspark.__version__", "4.10.0")  # as strings "4.10" < "4.3"; as versions, not 4.3
-    with pytest.raises(sieve.SparkVersionError, match=r"built for Spark 4\.3\..*pyspark 4\.10\.0"):
+    with pytest.raises(sieve.SparkVersionError, match=r"supports Spark 3\.5, .*4\.3; not Spark 4\.10\.0"):
         sieve.configure(SparkSession.Builder())
+    # a jar passed in is checked against the Spark it was built for
+    with pytest.raises(sieve.SparkVersionError, match=r"built for Spark 4\.3\..*pyspark 4\.10\.0"):
+        sieve.configure(SparkSession.Builder(), jar=jar)
 
 
 def test_accepts_another_patch_release(monkeypatch):

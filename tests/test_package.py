@@ -18,15 +18,19 @@ def test_tests_run_against_the_installed_wheel_not_the_source_tree():
 def test_jar_is_bundled_inside_the_package(jar):
     package_dir = os.path.dirname(sieve.__file__)
     assert os.path.dirname(jar) == os.path.join(package_dir, "jars")
-    assert os.path.basename(jar) == f"spark-sieve_2.13-{sieve.__version__}.jar"
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    scala = sieve.jar_build_info(jar)["scalaVersion"].rsplit(".", 1)[0]
+    assert os.path.basename(jar) == f"spark-sieve-spark{line}_{scala}-{sieve.__version__}.jar"
     files = importlib.metadata.files("spark-sieve")
     assert any(str(f).endswith(os.path.basename(jar)) for f in files), "the wheel's RECORD lists no jar"
     with zipfile.ZipFile(jar) as z:
         names = set(z.namelist())
     assert "sieve/SieveExtensions.class" in names
     ours_in_spark_packages = {n for n in names if n.startswith("org/apache/spark/") and n.endswith(".class")}
-    # only our three shims into Spark-internal APIs live in Spark's packages
-    assert ours_in_spark_packages == {"org/apache/spark/sql/SieveDatasets.class",
+    # only our shims into Spark-internal APIs live in Spark's packages
+    assert ours_in_spark_packages == {"org/apache/spark/sql/SparkShims.class",
+                                      "org/apache/spark/sql/SparkShims$.class",
+                                      "org/apache/spark/sql/SieveDatasets.class",
                                       "org/apache/spark/sql/SieveDatasets$.class",
                                       "org/apache/spark/sql/SieveSqlConf.class",
                                       "org/apache/spark/sql/SieveSqlConf$.class",
@@ -56,3 +60,19 @@ def test_jar_path_explains_a_missing_jar(monkeypatch, tmp_path):
         assert isinstance(e, sieve.SieveError)
     else:
         raise AssertionError("jar_path() found a jar in an empty folder")
+
+
+def test_jar_path_picks_the_running_spark_line_and_names_the_supported_ones():
+    from spark_sieve._spark_lines import SPARK_LINES
+
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    assert sieve.jar_path() == sieve.jar_path(spark_version=line) == sieve.jar_path(spark_version=pyspark.__version__)
+    assert sieve.jar_build_info(sieve.jar_path())["sparkLine"] == line
+    supported = ", ".join(ln for ln, _, _ in SPARK_LINES)
+    for outside in ("3.4", "5.0.1", "banana"):
+        try:
+            sieve.jar_path(spark_version=outside)
+        except sieve.SparkVersionError as e:
+            assert f"supports Spark {supported}; not Spark {outside}" in str(e), str(e)
+        else:
+            raise AssertionError(f"jar_path accepted Spark {outside}")

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Count, First, Last, Max, Min}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
+import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DataType
@@ -55,7 +55,7 @@ object Preconditions {
 
   /** Equal values of `t` have equal bytes in an UnsafeRow (floats are normalised by the join's own
    * keys, which the filters use; strings must be UTF8_BINARY or another binary collation). */
-  def binaryStable(t: DataType): Boolean = UnsafeRowUtils.isBinaryStable(t)
+  def binaryStable(t: DataType): Boolean = SparkShims.isBinaryStable(t)
 
   /** The join side `creation` is computed once for its join and for a filter that reads it: Spark
    * reuses one exchange for both only with exchange reuse on (AQE's stage cache too), and a

@@ -2,7 +2,7 @@ package sieve.bulkfilter
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.{Column, DataFrame, SieveDatasets}
+import org.apache.spark.sql.{Column, DataFrame, SieveDatasets, SparkShims}
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.functions.{col, concat, lit, raise_error, regexp_replace, url_decode, when}
 import org.apache.spark.sql.types.{ArrayType, MapType, StringType, StructType}
@@ -48,9 +48,10 @@ object ApplyBulkFilter {
     }
     val reads = leafReads.map(_._1).distinct
     val textFiles = reads.collect { case r @ TextRead(key) =>
+      val seen = scala.collection.mutable.HashSet[Any]() // each file once, in the order listed
       r -> leaves.zip(leafReads).collect {
         case (LeafSpec(_, _, p: PathSource, _), (TextRead(k), _)) if k == key => resolve(p).statuses
-      }.flatten.distinctBy(_.getPath)
+      }.flatten.filter(f => seen.add(f.getPath))
     }.toMap
     // A text read of a single file needs no per-row file tag: all its rows belong to all its leaves.
     val leafFiles = leafReads.map {
@@ -146,10 +147,10 @@ object ApplyBulkFilter {
     val cast: Column =
       if (raw.schema(name).dataType == target) v
       else if (!ValueComparison.isString(raw.schema(name).dataType)) v.cast(target) // lossless: target is wider
-      else when(v.isNotNull && v.try_cast(target).isNull, raise_error(concat(
+      else when(v.isNotNull && SparkShims.tryCast(v, target).isNull, raise_error(concat(
           lit("spark-sieve: value '"), v.cast(StringType), lit("' in "), where,
           lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))
-        .otherwise(v.try_cast(target))
+        .otherwise(SparkShims.tryCast(v, target))
     // NULLs are dropped before the cast, which then never yields NULL (it casts or fails): marked
     // so, the join on it plans no NULL check that would evaluate the cast a second time.
     raw.where(v.isNotNull).select(SieveDatasets.knownNotNull(cast).as("value"), file.as(FileColumn))

@@ -1,7 +1,6 @@
 package sieve.bulkfilter
 
 import scala.jdk.CollectionConverters._
-import scala.util.chaining._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -46,8 +45,7 @@ object FilterTreeJson {
           }
           new FrameSource(frames(i), s"DataFrame #$i")
         } else PathSource(text(src, "path", s"$at.source"), optText(src, "format"))
-      LeafSpec(op == "include", text(j, "column", at), source, optText(j, "value_column"))
-        .pipe(Leaf(_))
+      Leaf(LeafSpec(op == "include", text(j, "column", at), source, optText(j, "value_column")))
     case other => throw new SieveTreeException(at, s"unknown op '$other' (expected and, or, include, exclude)")
   }
 

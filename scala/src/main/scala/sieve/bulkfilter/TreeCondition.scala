@@ -63,7 +63,7 @@ case class TreeCondition(
   @transient private lazy val setLeaves: Seq[Seq[SetBit]] =
     (0 until setColumns).map(c => tests.collect { case s @ SetBit(`c`, _) => s })
   /** Longs per mask of value set `c`. */
-  def wordsOf(c: Int): Int = setLeaves(c).map(_.bit / 64).maxOption.getOrElse(0) + 1
+  def wordsOf(c: Int): Int = setLeaves(c).map(_.bit / 64).reduceOption(_ max _).getOrElse(0) + 1
 
   def withRuntime(r: TreeRuntime): TreeCondition = copy(runtime = r)
 

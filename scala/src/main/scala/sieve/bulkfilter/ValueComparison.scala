@@ -1,8 +1,8 @@
 package sieve.bulkfilter
 
-import org.apache.spark.sql.{AnalysisException, SieveDatasets, SparkSession}
+import org.apache.spark.sql.{AnalysisException, SieveDatasets, SparkSession, SparkShims}
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, BinaryComparison, Cast,
-  CollationKey, EqualTo, Expression}
+  EqualTo, Expression}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, Project}
 import org.apache.spark.sql.internal.SQLConf
@@ -47,7 +47,7 @@ object ValueComparison {
    * collation as their collation key. Value sets hold and probe this form. */
   def canonical(e: Expression): Expression = e.dataType match {
     case FloatType | DoubleType => NormalizeNaNAndZero(e)
-    case _: StringType if !Preconditions.binaryStable(e.dataType) => CollationKey(e)
+    case _: StringType if !Preconditions.binaryStable(e.dataType) => SparkShims.collationKey(e)
     case _ => e
   }
 

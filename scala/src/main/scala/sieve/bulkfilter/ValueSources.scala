@@ -3,7 +3,7 @@ package sieve.bulkfilter
 import java.util.Locale
 
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
-import org.apache.spark.sql.{classic, DataFrame, SieveDatasets, SparkSession}
+import org.apache.spark.sql.{DataFrame, SieveDatasets, SparkSession, SparkShims}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.text.TextFileFormat
 import org.apache.spark.sql.types.{StringType, StructType}
@@ -50,7 +50,7 @@ object ValueSources {
   def readText(spark: SparkSession, files: Seq[FileStatus]): DataFrame = {
     val relation = HadoopFsRelation(new ListedFileIndex(files), new StructType(),
       new StructType().add("value", StringType), None, new TextFileFormat, Map.empty)(spark)
-    spark.asInstanceOf[classic.SparkSession].baseRelationToDataFrame(relation)
+    SparkShims.baseRelationToDataFrame(spark, relation)
   }
 
   /** One DataFrame over `paths` (all of one format), each read as the path it is: `v[1].csv` is that

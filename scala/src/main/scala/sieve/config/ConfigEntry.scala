@@ -32,6 +32,9 @@ final case class ConfigEntry[T](
 }
 
 object ConfigEntry {
+  // a plain decimal number: no whitespace, no 'd' / 'f' suffix, which Java's own parser would take
+  private val Decimal = """[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?""".r
+
   def boolean(key: String, default: Boolean, doc: String): ConfigEntry[Boolean] =
     ConfigEntry(key, default, doc, "boolean", raw => raw.toLowerCase(Locale.ROOT) match {
       case "true" => Right(true)
@@ -41,7 +44,7 @@ object ConfigEntry {
 
   def long(key: String, default: Long, doc: String, min: Long = 0L): ConfigEntry[Long] =
     ConfigEntry(key, default, doc, "long", raw =>
-      raw.toLongOption match {
+      Try(raw.toLong).toOption match {
         case Some(v) if v >= min => Right(v)
         case Some(v) => Left(s"$v is below the minimum $min")
         case None => Left(s"'$raw' is not a whole number")
@@ -63,7 +66,7 @@ object ConfigEntry {
 
   def double(key: String, default: Double, doc: String, min: Double, max: Double): ConfigEntry[Double] =
     ConfigEntry(key, default, doc, "double", raw =>
-      raw.toDoubleOption match {
+      Some(raw).filter(Decimal.pattern.matcher(_).matches()).map(_.toDouble) match {
         case Some(v) if v >= min && v <= max => Right(v)
         case Some(v) => Left(s"$v is outside [$min, $max]")
         case None => Left(s"'$raw' is not a number")

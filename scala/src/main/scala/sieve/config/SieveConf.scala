@@ -155,7 +155,7 @@ object SieveConf {
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)
 
-  private val byKey = all.map(e => e.key -> e).toMap
+  private val byKey: Map[String, ConfigEntry[_]] = all.map(e => e.key -> e).toMap
 
   def enabled(conf: SQLConf): Boolean = ENABLED.get(conf)
 

@@ -1,5 +1,6 @@
 package sieve.dynamicfilter
 
+import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.{Cross, ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, ProjectExec, SortExec, SparkPlan, UnionExec}
@@ -146,7 +147,7 @@ object KeyLineage {
   private def nullIntolerant(e: Expression): Boolean = e match {
     case _: Attribute => true
     case t: TaggingExpression => nullIntolerant(t.child)
-    case other => other.nullIntolerant && other.children.nonEmpty && other.children.forall(nullIntolerant)
+    case other => SparkShims.nullIntolerant(other) && other.children.nonEmpty && other.children.forall(nullIntolerant)
   }
 
   private def overScan(p: SparkPlan): Boolean = p match {

@@ -21,7 +21,7 @@ object SieveException {
 
 /** Spark's AnalysisException with our condition and message, no error-class registry lookup. */
 abstract class SieveAnalysisException(condition: String, message: String)
-  extends AnalysisException(message, None, None, None, Some(condition), Map("message" -> message), Array.empty)
+  extends AnalysisException(message = message, errorClass = Some(condition), messageParameters = Map("message" -> message))
   with SieveException
 
 /** A `spark.sieve.*` setting that is unknown or holds a value of the wrong type or range. */
