@@ -10,6 +10,8 @@ import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
  * the first filter still holds the old copy: two plans, computed twice, the first filter's keys from the
  * unfiltered one. Here each filter's creation becomes the join-side exchange it is a copy of (equal but
  * for the dynamic filters inside), until no filter changes (nested chains settle one level a round).
+ * A plan that has not settled after `MaxRounds` holds filters that wait for each other (each copy holds
+ * the other): None, and the caller keeps the plan without filters.
  */
 object CreationRewire {
   private val MaxRounds = 16
@@ -24,7 +26,7 @@ object CreationRewire {
     case i: InputAdapter => i.child
   }.canonicalized
 
-  def apply(plan: SparkPlan): SparkPlan = {
+  def apply(plan: SparkPlan): Option[SparkPlan] = {
     var current = plan
     var round = 0
     var changed = true
@@ -43,6 +45,6 @@ object CreationRewire {
       }
       round += 1
     }
-    current
+    if (changed) None else Some(current)
   }
 }

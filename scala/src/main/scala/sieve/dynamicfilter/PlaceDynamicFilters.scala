@@ -57,9 +57,17 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
       // after it, bottom-up) is selective the second time (TPC-DS q93: reason's keys filter store_returns,
       // whose keys then filter store_sales); a plan the first walk left alone is not walked twice
-      val once = pass(plan)
-      val placed = if (once eq plan) once else pass(once)
-      CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter(_, _, _)))
+      val result = for {
+        once <- pass(plan)
+        placed <- if (once eq plan) Some(once) else pass(once)
+        done <- CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter(_, _, _)))
+      } yield done
+      result.getOrElse {
+        // filters that wait for each other (which `waitsFor` should have refused): none at all, never a
+        // plan that cannot run
+        logWarning("spark-sieve: dynamic filters of this plan wait for each other; the plan keeps none")
+        plan
+      }
     }
 
   /** A side of a join that a filter may go on: its keys, and the creation side the filter reads. */
