@@ -100,7 +100,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * exchange that does. A filter on `exchange`'s side fed by `plan` would then wait for itself (TPC-H q5 at
    * sf10, sort-merge joins: lineitem filtered by orders' keys in the first walk, orders by lineitem's in the
    * second, the copies nested until the plan failed to bind). */
-  private def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
+  private[dynamicfilter] def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
     val target = CreationRewire.unfiltered(exchange)
     def find(p: SparkPlan): Boolean = p match {
       case f: DynamicFilterExec =>
