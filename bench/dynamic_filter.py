@@ -487,10 +487,12 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
             skipped_names.append(name_q)
             continue
         run_count += 1
-        plans = {}
-        actions = {v: collect(spark, sql, settings[v], plans, v) for v in variants}
+        plans, answers = {}, {}
+        actions = {v: collect(spark, sql, settings[v], plans, v, answers) for v in variants}
         cpus = {}
         all_times, errors = timings(spark, actions, 1, args.limit, cpu=cpus)
+        for v in wrong_answers(answers):
+            errors[v], all_times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
         dfs = {v: _filter_count(plans.get(v, "")) for v in sieves}
         runs = 1
         if any(dfs.values()) and args.runs > 1 and not errors:
@@ -500,6 +502,8 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
             more, errors = timings(spark, actions, runs - 1, args.limit, warmup=0, cpu=cpus)
             all_times = {v: None if all_times[v] is None or more[v] is None else all_times[v] + more[v]
                          for v in variants}
+            for v in wrong_answers(answers):
+                errors[v], all_times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
         times = median_of(all_times)
         cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
         if "vanilla" in variants and "sieve" in variants and times["vanilla"] and times["sieve"]:
@@ -522,6 +526,9 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
               + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
               + (f" | {ratio(cpu_med[cpu_pair[0]], cpu_med[cpu_pair[1]])}" if cpu_pair else "")
               + "".join(f" | {dfs[v] or ''}" for v in sieves) + " |", flush=True)
+        if errors and args.fail_fast:
+            print(f"\n--fail-fast: stopped after {name_q}")
+            break
     for label, t in (("total", totals), ("queries with a filter", changed_totals)):
         print(f"| **{label}** ({measured} measured) | | "
               + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
@@ -542,6 +549,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
               f"without one (the same plan: run-to-run noise): {', '.join(slower[False]) or 'none'}")
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
+    return len(failed)
 
 
 # ---- main --------------------------------------------------------------------------------------
@@ -576,6 +584,8 @@ def main(argv=None):
     p.add_argument("--star3", action="store_true", help="add the three-dimension star join")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
+    p.add_argument("--fail-fast", action="store_true",
+                   help="suites: stop at the first query that fails or gives another answer than vanilla")
     add_jar_argument(p)
     args = p.parse_args(argv)
 
@@ -595,16 +605,20 @@ def main(argv=None):
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
           f"local[2], {os.cpu_count()} cores, driver memory {args.memory}" + jar_note(args.jar))
     start = time.perf_counter()
+    failures = 0
     if not args.no_star:
         goals(bench_star(spark, args, variants, args.sieve_conf))
     if args.star3:
         bench_star3(spark, args, variants, args.sieve_conf)
     if args.tpcds:
-        bench_suite(spark, "tpcds", args.tpcds, args, variants, args.sieve_conf, args.tpcds_queries, args.partitioned)
+        failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.sieve_conf, args.tpcds_queries,
+                                args.partitioned) or 0
     if args.tpch:
-        bench_suite(spark, "tpch", args.tpch, args, variants, args.sieve_conf, args.tpch_queries)
+        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.sieve_conf, args.tpch_queries) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()
+    if failures:
+        sys.exit(f"{failures} query run(s) failed or gave another answer than vanilla Spark (listed above)")
 
 
 if __name__ == "__main__":
