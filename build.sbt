@@ -11,8 +11,9 @@ val sparkVersion: String = (pysparkJars * "spark-core_*.jar").get.headOption
   .map(_.getName.stripPrefix("spark-core_").stripSuffix(".jar").split("-", 2)(1))
   .getOrElse(sys.error(s"no spark-core jar in $pysparkJars"))
 
-// The Spark line (major.minor): one jar each, with the line's shims (scala/src/main/spark-3.5 or spark-4.x:
-// the Spark-internal calls that differ between lines, each behind one object) and its own target folder.
+// The Spark line (major.minor): one jar each, with its own target folder. Every Spark-internal call that
+// needs a class in Spark's packages, reflection or a per-line form sits in scala/src/main/shims/: `common`
+// (the same on every line) and the line's folder (spark-3.5 or spark-4.x: what differs, one object each).
 val sparkLine: String = sparkVersion.split("\\.").take(2).mkString(".")
 val shimFolder: String = if (sparkLine.startsWith("3.")) "spark-3.5" else "spark-4.x"
 
@@ -60,8 +61,8 @@ lazy val root = (project in file("."))
     version := sieveVersion,
     scalaVersion := pysparkScalaVersion,
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
-    Compile / unmanagedSourceDirectories += baseDirectory.value / "scala" / "src" / "main" / shimFolder,
-    Test / unmanagedSourceDirectories += baseDirectory.value / "scala" / "src" / "test" / shimFolder,
+    Compile / unmanagedSourceDirectories ++= Seq("common", shimFolder).map(baseDirectory.value / "scala" / "src" / "main" / "shims" / _),
+    Test / unmanagedSourceDirectories += baseDirectory.value / "scala" / "src" / "test" / "shims" / shimFolder,
     target := baseDirectory.value / "target" / s"spark-$sparkLine",
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",

@@ -1,31 +1,63 @@
-# Sourced by the dev/ scripts: paths, and a virtualenv under .cache/venv made idempotently.
-# Everything a new machine needs comes from PyPI (pip) and Maven Central (Maven, sbt).
+# Sourced by the dev/ scripts: paths, the Spark line they work on, and that line's virtualenv, made
+# idempotently. Everything a new machine needs comes from PyPI (pip) and Maven Central (Maven, sbt).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="$ROOT/.cache"
-VENV="$CACHE/venv"
-PY="$VENV/bin/python"
 export PIP_CACHE_DIR="$CACHE/pip"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 log() { echo "[$(basename "$0")] $*" >&2; }
 
-# (Re)installs dev/requirements.txt into the venv when the file changed since the last install.
+# The Spark line: `--spark LINE` among the sourcing script's arguments (taken out of them: a sourced file
+# shares its caller's positional parameters), else $SIEVE_SPARK_LINE, else the newest. The lines and the
+# pyspark release each is built and tested against are in python/spark_sieve/_spark_lines.py.
+_rest=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --spark) SIEVE_SPARK_LINE="${2:?--spark needs a Spark line, e.g. --spark 3.5}"; shift 2 ;;
+    --spark=*) SIEVE_SPARK_LINE="${1#--spark=}"; shift ;;
+    *) _rest+=("$1"); shift ;;
+  esac
+done
+set -- ${_rest[@]+"${_rest[@]}"}
+_line="$(python3 "$ROOT/python/spark_sieve/_spark_lines.py" "${SIEVE_SPARK_LINE:-}")"
+read -r SPARK_LINE PYSPARK_VERSION SCALA_BINARY <<<"$_line"
+export SIEVE_SPARK_LINE="$SPARK_LINE"
+NEWEST_LINE="$(python3 "$ROOT/python/spark_sieve/_spark_lines.py" | cut -d' ' -f1)"
+
+# The newest line's virtualenv is .cache/venv; an older line's, .cache/venv-spark<line>.
+if [ "$SPARK_LINE" = "$NEWEST_LINE" ]; then VENV="$CACHE/venv"; else VENV="$CACHE/venv-spark$SPARK_LINE"; fi
+PY="$VENV/bin/python"
+
+# (Re)installs dev/requirements.txt and the line's pyspark into the venv when either changed since the
+# last install.
 ensure_venv() {
   local stamp="$VENV/.requirements.sha" want
-  want="$(sha256sum "$ROOT/dev/requirements.txt" | cut -d' ' -f1)"
   if [ ! -x "$PY" ]; then
-    log "creating virtualenv $VENV"
+    log "creating virtualenv $VENV (Spark $SPARK_LINE)"
     python3 -m venv "$VENV"
   fi
+  { cat "$ROOT/dev/requirements.txt"; echo "pyspark==$PYSPARK_VERSION"; } > "$VENV/requirements.txt"
+  want="$(sha256sum "$VENV/requirements.txt" | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    log "installing dev/requirements.txt into $VENV (first run downloads pyspark, ~450 MB)"
-    "$PY" -m pip install -q -r "$ROOT/dev/requirements.txt"
+    log "installing dev/requirements.txt and pyspark $PYSPARK_VERSION into $VENV (first run downloads ~450 MB)"
+    "$PY" -m pip install -q -r "$VENV/requirements.txt"
     echo "$want" > "$stamp"
   fi
 }
 
-# pyspark's jars/ folder: the Spark and Scala the jar is compiled against and runs with.
-pyspark_jars() {
-  "$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))'
+# The jars of the line's pyspark release, which its spark-sieve jar compiles against: unpacked once from
+# the release's source archive on PyPI into .cache/spark-<line>/jars (no virtualenv needed to build a jar).
+line_jars() {
+  local dir="$CACHE/spark-$SPARK_LINE"
+  if [ ! -f "$dir/jars/.complete" ]; then
+    log "fetching pyspark $PYSPARK_VERSION's jars for Spark $SPARK_LINE (~400 MB, once)"
+    rm -rf "$dir" && mkdir -p "$dir/download"
+    python3 -m pip download -q --no-deps --no-binary :all: "pyspark==$PYSPARK_VERSION" -d "$dir/download"
+    tar -xzf "$dir"/download/pyspark-*.tar.gz -C "$dir/download" --wildcards '*/deps/jars/*'
+    mv "$dir"/download/pyspark-*/deps/jars "$dir/jars"
+    rm -rf "$dir/download"
+    touch "$dir/jars/.complete"
+  fi
+  echo "$dir/jars"
 }

@@ -1,8 +1,11 @@
-"""Hatch build hook: build the jar with sbt (through dev/sbt) when it is missing or older than its
-sources, and bundle it in the wheel as spark_sieve/jars/<jar>."""
+"""Hatch build hook: one jar per supported Spark line (python/spark_sieve/_spark_lines.py), each built with
+sbt (dev/sbt --spark LINE package) when it is missing or older than its sources, bundled in the wheel as
+spark_sieve/jars/<jar>; `spark_sieve.jar_path()` picks the running Spark's. SIEVE_WHEEL_LINES (e.g. "4.3")
+builds a wheel of some lines only, for a quicker local loop."""
 
 import glob
 import os
+import runpy
 import subprocess
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -24,26 +27,39 @@ def _find_jar(root, line, version):
     return max(jars, key=os.path.getmtime) if jars else None
 
 
-def ensure_jar(root, version):
-    """The jar of the Spark line of the pyspark this build runs with (or SIEVE_PYSPARK_JARS' Spark)."""
-    env = dict(os.environ)
-    if "SIEVE_PYSPARK_JARS" not in env:
-        import pyspark  # a build requirement: its jars are what the jar compiles against
+def wheel_lines(root):
+    """The Spark lines the wheel carries a jar for: all supported ones, or SIEVE_WHEEL_LINES' (checked)."""
+    supported = [line for line, _, _ in runpy.run_path(
+        os.path.join(root, "python", "spark_sieve", "_spark_lines.py"))["SPARK_LINES"]]
+    wanted = [w.strip() for w in os.environ.get("SIEVE_WHEEL_LINES", "").split(",") if w.strip()]
+    unknown = [w for w in wanted if w not in supported]
+    if unknown:
+        raise RuntimeError(f"SIEVE_WHEEL_LINES names {', '.join(unknown)}: the supported Spark lines are "
+                           f"{', '.join(supported)}")
+    return wanted or supported
 
-        env["SIEVE_PYSPARK_JARS"] = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-    cores = glob.glob(os.path.join(env["SIEVE_PYSPARK_JARS"], "spark-core_*.jar"))
-    if not cores:
-        raise RuntimeError(f"no spark-core jar in {env['SIEVE_PYSPARK_JARS']}")
-    spark_version = os.path.basename(cores[0])[: -len(".jar")].split("-", 2)[2]
-    line = ".".join(spark_version.split(".")[:2])
-    jar = _find_jar(root, line, version)
-    if jar and os.path.getmtime(jar) >= _newest_input_mtime(root):
-        return jar
-    subprocess.run([os.path.join(root, "dev", "sbt"), "package"], cwd=root, env=env, check=True)
-    jar = _find_jar(root, line, version)
-    if not jar:
-        raise RuntimeError(f"sbt package produced no target/jars/spark-sieve-spark{line}_*-{version}.jar")
-    return jar
+
+def ensure_jars(root, lines, version):
+    """The jar of each Spark line, those missing or stale built first: two sbt processes at a time (scalac
+    keeps one core busy; a cold build of every line takes half as long)."""
+    newest_input = _newest_input_mtime(root)
+    stale = [ln for ln in lines if not (_find_jar(root, ln, version) and
+                                         os.path.getmtime(_find_jar(root, ln, version)) >= newest_input)]
+    env = {k: v for k, v in os.environ.items() if k != "SIEVE_PYSPARK_JARS"}  # each line's own jars
+    running = []
+    for line in stale + [None]:
+        while running and (line is None or len(running) >= 2):
+            done, proc = running.pop(0)
+            if proc.wait() != 0:
+                raise RuntimeError(f"building the jar for Spark {done} failed (dev/sbt --spark {done} package)")
+        if line is not None:
+            running.append((line, subprocess.Popen([os.path.join(root, "dev", "sbt"), "--spark", line, "package"],
+                                                   cwd=root, env=env)))
+    jars = {ln: _find_jar(root, ln, version) for ln in lines}
+    missing = [ln for ln, jar in jars.items() if not jar]
+    if missing:
+        raise RuntimeError(f"sbt package produced no jar for Spark {', '.join(missing)} in target/jars/")
+    return jars
 
 
 class JarBuildHook(BuildHookInterface):
@@ -52,5 +68,5 @@ class JarBuildHook(BuildHookInterface):
     def initialize(self, version, build_data):
         if self.target_name != "wheel":
             return
-        jar = ensure_jar(self.root, self.metadata.version)
-        build_data["force_include"][jar] = f"spark_sieve/jars/{os.path.basename(jar)}"
+        for jar in ensure_jars(self.root, wheel_lines(self.root), self.metadata.version).values():
+            build_data["force_include"][jar] = f"spark_sieve/jars/{os.path.basename(jar)}"

@@ -3,6 +3,7 @@
 import glob
 import importlib.metadata
 import os
+import pathlib
 import zipfile
 
 import pyspark
@@ -76,3 +77,20 @@ def test_jar_path_picks_the_running_spark_line_and_names_the_supported_ones():
             assert f"supports Spark {supported}; not Spark {outside}" in str(e), str(e)
         else:
             raise AssertionError(f"jar_path accepted Spark {outside}")
+
+
+def test_readme_lists_the_supported_spark_lines():
+    from spark_sieve._spark_lines import compatibility_table
+
+    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    assert compatibility_table() in readme, "README's Spark table is stale: run dev/gen-compat-docs"
+
+
+def test_the_wheel_bundles_a_jar_for_every_spark_line():
+    from spark_sieve._spark_lines import SPARK_LINES
+
+    for line, release, scala in SPARK_LINES:
+        jar = sieve.jar_path(spark_version=line)
+        assert os.path.basename(jar) == f"spark-sieve-spark{line}_{scala}-{sieve.__version__}.jar"
+        info = sieve.jar_build_info(jar)
+        assert (info["sparkLine"], info["sparkVersion"], info["version"]) == (line, release, sieve.__version__)

@@ -12,6 +12,9 @@ def test_status_reports_versions_registration_and_settings(spark):
     assert status["version"] == sieve.__version__
     assert status["runningSpark"] == spark.version == status["builtForSpark"]
     assert status["spark.sieve.enabled"] == "true"
+    # which of the wheel's jars the session loaded: the one of its Spark line
+    assert status["jar"] == "file:" + sieve.jar_path(spark.version)
+    assert status["builtForScala"].startswith(sieve.jar_path().rsplit("_", 1)[1].split("-")[0] + ".")
 
 
 def test_master_switch_is_read_per_query(spark):

@@ -1,7 +1,7 @@
 """The Spark lines spark-sieve supports: one list for the build (dev/), the wheel and CI.
 
 Each line gets its own jar, compiled against the jars of the pyspark release named here (Scala as that
-release ships it); the shims that differ between lines are in scala/src/main/spark-3.5 and spark-4.x.
+release ships it); the calls that differ between lines are in scala/src/main/shims/spark-3.5 and spark-4.x.
 Read without importing the package (dev scripts run it with plain ``python3``), so no imports here.
 """
 
@@ -16,3 +16,43 @@ SPARK_LINES = (
 
 NEWEST = SPARK_LINES[-1][0]
 OLDEST = SPARK_LINES[0][0]
+
+# What CI (.ci/run) runs on each line: everything (Scala suites and pytest) on the newest and the oldest;
+# on the lines between, the Scala suites and these pytest modules (the demo's cars example and star join,
+# the bulk-filter semantics, dynamic filters, a two-worker cluster, the session and the package).
+SUBSET_TESTS = ("tests/test_demo.py", "tests/test_bulk_filter.py", "tests/test_dynamic_filter.py",
+                "tests/test_cluster.py", "tests/test_session.py", "tests/test_package.py")
+
+
+def tested(line):
+    """What CI runs on ``line``."""
+    return "everything" if line in (NEWEST, OLDEST) else "Scala suites; " + ", ".join(
+        t.split("/")[-1] for t in SUBSET_TESTS)
+
+
+def compatibility_table():
+    """README's table of the supported lines (dev/gen-compat-docs writes it; tests check it is current)."""
+    rows = ["| Spark line | built and tested with pyspark | Scala | Java | jar | tested in CI |",
+            "|---|---|---|---|---|---|"]
+    rows += [f"| {line} | {pyspark} | {scala} | 17 | `spark-sieve-spark{line}_{scala}-<version>.jar` | {tested(line)} |"
+             for line, pyspark, scala in SPARK_LINES]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    # dev/env.sh: `python3 _spark_lines.py [LINE]` prints "LINE PYSPARK SCALA" (default: the newest line);
+    # `--all` prints every line's, `--subset` the pytest modules of the lines between, `--table` README's
+    # table; an unknown line exits non-zero naming the supported ones.
+    import sys
+
+    if sys.argv[1:2] == ["--subset"]:
+        print(" ".join(SUBSET_TESTS))
+        sys.exit()
+    if sys.argv[1:2] == ["--table"]:
+        print(compatibility_table())
+        sys.exit()
+    wanted = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else NEWEST
+    rows = [row for row in SPARK_LINES if wanted in ("--all", row[0])]
+    if not rows:
+        sys.exit(f"unknown Spark line {wanted!r}: spark-sieve supports {', '.join(r[0] for r in SPARK_LINES)}")
+    print("\n".join(" ".join(row) for row in rows))

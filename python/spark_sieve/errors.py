@@ -69,6 +69,13 @@ def _raised_message(throwable):
     return throwable.getMessageParameters().get("errorMessage") or ""
 
 
+def _condition(throwable):
+    """A SparkThrowable's error condition: ``getCondition`` from Spark 4.0, ``getErrorClass`` before."""
+    import pyspark
+
+    return throwable.getErrorClass() if pyspark.__version__.startswith("3.") else throwable.getCondition()
+
+
 def _sieve_throwable(throwable):
     """The first spark-sieve exception (a ``SIEVE_*`` condition) in a JVM throwable's cause chain."""
     from py4j.java_gateway import is_instance_of
@@ -77,7 +84,7 @@ def _sieve_throwable(throwable):
     gateway = SparkContext._gateway
     while throwable is not None:
         if is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
-            condition = throwable.getCondition()
+            condition = _condition(throwable)
             if condition and condition.startswith("SIEVE_"):
                 return throwable, condition
             if condition == "USER_RAISED_EXCEPTION" and _raised_message(throwable).startswith(RAISED_PREFIX):
@@ -96,12 +103,15 @@ def _captured_class(cls):
 
         def __init__(self, origin, message):
             AnalysisException.__init__(self, origin=origin)
-            self._desc = message  # without the plan Spark appends to an analysis error's message
+            # without the plan Spark appends to an analysis error's message (PySpark 3.5 reads .desc)
+            self._desc = self.desc = message
             self.message = message
             self.jvm_class = origin.getClass().getName()
 
-        _CAPTURED[cls] = type(cls.__name__, (cls, AnalysisException),
-                              {"__init__": __init__, "__module__": __name__, "__doc__": cls.__doc__})
+        members = {"__init__": __init__, "__module__": __name__, "__doc__": cls.__doc__}
+        if not hasattr(AnalysisException, "getCondition"):  # PySpark 3.5 has getErrorClass only
+            members["getCondition"] = lambda self: _condition(self._origin)
+        _CAPTURED[cls] = type(cls.__name__, (cls, AnalysisException), members)
     return _CAPTURED[cls]
 
 

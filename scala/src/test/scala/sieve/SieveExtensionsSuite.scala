@@ -1,6 +1,6 @@
 package sieve
 
-import org.apache.spark.sql.{AnalysisException, SparkSession}
+import org.apache.spark.sql.{AnalysisException, ErrorCondition, SparkSession}
 
 import sieve.api.PythonFacade
 import sieve.errors.SieveConfigException
@@ -26,7 +26,19 @@ class SieveExtensionsSuite extends SieveSessionSuite {
 
   test("the jar was built for the Spark and Scala it runs with") {
     assert(BuildInfo.sparkVersion === spark.version)
+    assert(BuildInfo.sparkVersion.startsWith(BuildInfo.sparkLine + "."))
     assert(BuildInfo.scalaVersion === scala.util.Properties.versionNumberString)
+    // where the session's spark-sieve classes come from: the jar (or, in sbt's tests, the classes folder)
+    assert(new java.io.File(new java.net.URI(PythonFacade.status(spark).get("jar"))).exists())
+  }
+
+  test("a Spark of another line is refused by name when a session applies the extension") {
+    assert(BuildInfo.wrongSpark(spark.version) === null)
+    assert(BuildInfo.wrongSpark(BuildInfo.sparkLine + ".99") === null) // another patch release
+    val other = if (BuildInfo.sparkLine == "3.5") "4.3.0" else "3.5.9"
+    val why = BuildInfo.wrongSpark(other)
+    assert(why.startsWith(s"spark-sieve: this jar is built for Spark ${BuildInfo.sparkLine} (Scala ") &&
+      why.contains(s"runs Spark $other. Use the jar for Spark ${other.take(3)}"), why)
   }
 
   test("spark.sieve.enabled=false leaves every plan exactly as vanilla Spark makes it") {
@@ -44,7 +56,7 @@ class SieveExtensionsSuite extends SieveSessionSuite {
     withConf("spark.sieve.enabld" -> "false") {
       // Spark re-wraps an analysis error (plan attached); the condition and message stay
       val e = intercept[AnalysisException](spark.range(3).collect())
-      assert(e.getCondition === "SIEVE_CONFIG_INVALID")
+      assert(ErrorCondition.of(e) === "SIEVE_CONFIG_INVALID")
       assert(e.getMessage.startsWith("spark.sieve.enabld: unknown"))
       assert(e.getMessage.contains("did you mean spark.sieve.enabled"))
       // the vanilla session, and SET commands on ours, are not affected
@@ -56,10 +68,10 @@ class SieveExtensionsSuite extends SieveSessionSuite {
   test("a malformed value fails the query and names the key and the value") {
     withConf("spark.sieve.enabled" -> "maybe") {
       val e = intercept[AnalysisException](spark.range(3).collect())
-      assert(e.getCondition === "SIEVE_CONFIG_INVALID")
+      assert(ErrorCondition.of(e) === "SIEVE_CONFIG_INVALID")
       assert(e.getSimpleMessage === "spark.sieve.enabled: 'maybe' is not a boolean (true or false)")
       val direct = intercept[SieveConfigException](PythonFacade.status(spark))
-      assert(direct.key === "spark.sieve.enabled" && direct.getCondition === "SIEVE_CONFIG_INVALID")
+      assert(direct.key === "spark.sieve.enabled" && ErrorCondition.of(direct) === "SIEVE_CONFIG_INVALID")
     }
     assert(spark.range(3).count() === 3)
   }

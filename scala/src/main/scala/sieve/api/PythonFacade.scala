@@ -17,6 +17,7 @@ object PythonFacade {
   def buildInfo(): java.util.Map[String, String] = Map(
     "version" -> BuildInfo.version,
     "sparkVersion" -> BuildInfo.sparkVersion,
+    "sparkLine" -> BuildInfo.sparkLine,
     "scalaVersion" -> BuildInfo.scalaVersion).asJava
 
   /**
@@ -37,7 +38,10 @@ object PythonFacade {
     (Seq(
       "version" -> BuildInfo.version,
       "builtForSpark" -> BuildInfo.sparkVersion,
+      "builtForScala" -> BuildInfo.scalaVersion,
       "runningSpark" -> session.version,
+      // the jar this session loaded spark-sieve from (with several lines' jars about, which one)
+      "jar" -> String.valueOf(getClass.getProtectionDomain.getCodeSource.getLocation),
       "registered" -> isRegistered(session).toString) ++ settings).toMap.asJava
   }
 

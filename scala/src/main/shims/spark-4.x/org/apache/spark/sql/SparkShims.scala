@@ -8,7 +8,7 @@ import org.apache.spark.sql.types.DataType
 
 /**
  * The Spark calls that differ between the lines spark-sieve supports, for Spark 4.x (its twin for 3.5 is in
- * scala/src/main/spark-3.5). Everything else compiles against every line as it is. In Spark's package: the
+ * scala/src/main/shims/spark-3.5). Everything else compiles against every line as it is. In Spark's package: the
  * `classic` session and its helpers are `private[sql]`.
  */
 object SparkShims {

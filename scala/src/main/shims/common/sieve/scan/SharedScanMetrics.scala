@@ -10,7 +10,10 @@ import org.apache.spark.sql.execution.FileSourceScanExec
  * of the scan in the plan: the Spark UI and `explain` read those (files read, rows, scan time). The
  * metric maps are lazy vals of Spark's scan, so they are forced on both and the copy's set to the
  * original's by reflection; if Spark's fields ever change, the copy keeps its own metrics and a
- * warning says so (answers are not affected).
+ * warning says so (answers are not affected). Stands in for an API Spark lacks: a scan built over
+ * another's metrics (`FileSourceScanLike`'s private `scanMetrics`, its `driverMetrics` and
+ * `staticMetrics`, the same on every supported line; DynamicFilterSuite checks on each that the plan's scan
+ * reports its copy's files and rows).
  */
 object SharedScanMetrics extends Logging {
   private val fields = Seq("org$apache$spark$sql$execution$FileSourceScanLike$$scanMetrics", "driverMetrics", "staticMetrics")

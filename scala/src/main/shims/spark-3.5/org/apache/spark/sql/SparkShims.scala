@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType
 
 /**
  * The Spark calls that differ between the lines spark-sieve supports, for Spark 3.5 (its twin for 4.x is in
- * scala/src/main/spark-4.x, which documents each). In Spark's package: `Dataset.ofRows` is `private[sql]`.
+ * scala/src/main/shims/spark-4.x, which documents each). In Spark's package: `Dataset.ofRows` is `private[sql]`.
  */
 object SparkShims {
   def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame = Dataset.ofRows(session, plan)
