@@ -45,6 +45,8 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
   private case class Slot(group: Int, bit: Int)
 
   private def lower(bf: BulkFilter, tree: FilterTree[Int]): LogicalPlan = {
+    // filled in as joins and sets are chosen; each TreeCondition gets a copy (toVector: on Scala 2.12 an
+    // Array's toSeq is a view, and a condition made before the sets would see their later SetBits)
     val tests = Array.fill[LeafTest](bf.keys.size)(Undecided)
     var conditionInputs = Seq.empty[Expression]
     val conjuncts = topLevelConjuncts(tree)
@@ -79,7 +81,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
       // no row the last filter kept, so no filter follows it.
       val semiOrAnti = leaves.size == 1 && conjuncts(leaves.head)
       if (!semiOrAnti && couldBeDecided(tree, tests)) {
-        Filter(TreeCondition(tree, tests.toSeq, bf.leafIncludes, conditionInputs, conditionInputs.size), join)
+        Filter(TreeCondition(tree, tests.toVector, bf.leafIncludes, conditionInputs, conditionInputs.size), join)
       } else join
     }
     val filtered = if (setColumns.isEmpty) joined else setFilter(bf, tree, setColumns, tests, conditionInputs, joined)
@@ -122,7 +124,7 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
       case ((path, length), targets) => TextValueFile(path, length, targets.map(_._3))
     }
     val keys = columns.map(leaves => ValueComparison.canonical(bf.compareKey(leaves.head)))
-    val condition = TreeCondition(tree, tests.toSeq, bf.leafIncludes, maskInputs ++ keys, maskInputs.size)
+    val condition = TreeCondition(tree, tests.toVector, bf.leafIncludes, maskInputs ++ keys, maskInputs.size)
     SetFilter(condition, specs, textFiles, bf.labels, input, used.map(bf.sources))
   }
 
