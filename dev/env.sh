@@ -32,6 +32,10 @@ PY="$VENV/bin/python"
 # (Re)installs dev/requirements.txt and the line's pyspark into the venv when either changed since the
 # last install.
 ensure_venv() {
+  mkdir -p "$CACHE"
+  # one process at a time per virtualenv (.ci/run prepares the other lines' while the first one's tests run)
+  exec {venv_lock}>"$VENV.lock"
+  flock "$venv_lock"
   local stamp="$VENV/.requirements.sha" want
   if [ ! -x "$PY" ]; then
     log "creating virtualenv $VENV (Spark $SPARK_LINE)"
@@ -44,12 +48,16 @@ ensure_venv() {
     "$PY" -m pip install -q -r "$VENV/requirements.txt"
     echo "$want" > "$stamp"
   fi
+  flock -u "$venv_lock"
 }
 
 # The jars of the line's pyspark release, which its spark-sieve jar compiles against: unpacked once from
 # the release's source archive on PyPI into .cache/spark-<line>/jars (no virtualenv needed to build a jar).
 line_jars() {
-  local dir="$CACHE/spark-$SPARK_LINE"
+  local dir="$CACHE/spark-$SPARK_LINE" lock
+  mkdir -p "$CACHE"
+  exec {lock}>"$dir.lock"
+  flock "$lock"
   if [ ! -f "$dir/jars/.complete" ]; then
     log "fetching pyspark $PYSPARK_VERSION's jars for Spark $SPARK_LINE (~400 MB, once)"
     rm -rf "$dir" && mkdir -p "$dir/download"
@@ -59,5 +67,6 @@ line_jars() {
     rm -rf "$dir/download"
     touch "$dir/jars/.complete"
   fi
+  flock -u "$lock"
   echo "$dir/jars"
 }
