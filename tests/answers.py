@@ -23,6 +23,8 @@ def _norm_value(v):
         return tuple(_norm_value(x) for x in v)
     if isinstance(v, dict):
         return tuple(sorted((k, _norm_value(x)) for k, x in v.items()))
+    if isinstance(v, bytearray):  # PySpark 3.5's BINARY (4.x gives bytes)
+        return bytes(v)
     return v
 
 

@@ -14,6 +14,7 @@ import pytest
 
 import spark_sieve as sieve
 from plans import dynamic_filters, partitions_read
+from spark_line import COLLATIONS, NEEDS_COLLATIONS
 
 FORCE = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"}
 JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
@@ -29,10 +30,11 @@ def tables(spark, tmp_path_factory):
 
     table("fs", [("Apple", 1), ("apple", 2), ("APPLE", 3), ("pear", 4)], "s string, v int")
     table("ds", [("apple", 1), ("plum", 2)], "s string, c int")
-    spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, v FROM fs").write.parquet(str(root / "fsl"))
-    spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, c FROM ds").write.parquet(str(root / "dsl"))
-    for name in ("fsl", "dsl"):
-        spark.read.parquet(str(root / name)).createOrReplaceTempView(name)
+    if COLLATIONS:
+        spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, v FROM fs").write.parquet(str(root / "fsl"))
+        spark.sql("SELECT collate(s, 'UTF8_LCASE') AS s, c FROM ds").write.parquet(str(root / "dsl"))
+        for name in ("fsl", "dsl"):
+            spark.read.parquet(str(root / name)).createOrReplaceTempView(name)
     table("fd", [(0.0, 1), (-0.0, 2), (float("nan"), 3), (1.0, 4)], "d double, v int")
     table("dd", [(-0.0, 1), (float("nan"), 1), (2.0, 2)], "d double, c int")
     table("lb", [(1,), (2,)], "x int")
@@ -90,6 +92,7 @@ aqe_and_joins = pytest.mark.parametrize("aqe,join", [(a, j) for a in ("true", "f
     "SELECT f.v FROM fsl f JOIN dsl d ON f.s = d.s WHERE d.c = 1",
     "SELECT v FROM fs WHERE collate(s, 'UTF8_LCASE') IN (SELECT collate(s, 'UTF8_LCASE') FROM ds WHERE c = 1)",
 ], ids=["utf8_lcase", "unicode_ci", "collated-columns", "in-subquery"])
+@NEEDS_COLLATIONS
 def test_collated_keys_are_filtered_by_collation_key_or_not_at_all(spark, tables, aqe, join, query):
     expected, actual, df = both(spark, query, **join_settings(aqe, join))
     assert sorted(actual.elements()) == sorted(expected.elements()) == [(1,), (2,), (3,)]
@@ -107,6 +110,7 @@ def test_float_keys_match_minus_zero_and_nan_as_the_join_does(spark, tables, aqe
     assert dynamic_filters(df), "the float join should still be filtered (through the join's normalised keys)"
 
 
+@NEEDS_COLLATIONS
 def test_collated_bulk_filter_keeps_every_equal_key(spark, tables, tmp_path):
     values = tmp_path / "fruit.txt"
     values.write_text("apple\n")

@@ -66,7 +66,13 @@ RAISED_PREFIX = "spark-sieve: "
 
 
 def _raised_message(throwable):
-    return throwable.getMessageParameters().get("errorMessage") or ""
+    """What raise_error was given: a SparkThrowable's parameter (Spark 4), a RuntimeException's message (3.5)."""
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    if is_instance_of(SparkContext._gateway, throwable, "org.apache.spark.SparkThrowable"):
+        return throwable.getMessageParameters().get("errorMessage") or ""
+    return throwable.getMessage() or ""
 
 
 def _condition(throwable):
@@ -89,6 +95,9 @@ def _sieve_throwable(throwable):
                 return throwable, condition
             if condition == "USER_RAISED_EXCEPTION" and _raised_message(throwable).startswith(RAISED_PREFIX):
                 return throwable, "SIEVE_SOURCE_INVALID"  # a joined value source's bad value (raise_error)
+        elif (throwable.getClass().getName() == "java.lang.RuntimeException"
+              and _raised_message(throwable).startswith(RAISED_PREFIX)):
+            return throwable, "SIEVE_SOURCE_INVALID"  # the same, on Spark 3.5 (raise_error's plain exception)
         throwable = throwable.getCause()
     return None
 
@@ -101,8 +110,9 @@ def _captured_class(cls):
     if cls not in _CAPTURED:
         from pyspark.errors.exceptions.captured import AnalysisException
 
-        def __init__(self, origin, message):
+        def __init__(self, origin, message, condition):
             AnalysisException.__init__(self, origin=origin)
+            self._sieve_condition = condition
             # without the plan Spark appends to an analysis error's message (PySpark 3.5 reads .desc)
             self._desc = self.desc = message
             self.message = message
@@ -110,7 +120,7 @@ def _captured_class(cls):
 
         members = {"__init__": __init__, "__module__": __name__, "__doc__": cls.__doc__}
         if not hasattr(AnalysisException, "getCondition"):  # PySpark 3.5 has getErrorClass only
-            members["getCondition"] = lambda self: _condition(self._origin)
+            members["getCondition"] = lambda self: self._sieve_condition
         _CAPTURED[cls] = type(cls.__name__, (cls, AnalysisException), members)
     return _CAPTURED[cls]
 
@@ -125,7 +135,7 @@ def from_jvm(throwable):
         message = _raised_message(origin)[len(RAISED_PREFIX):]
     else:
         message = origin.getMessageParameters().get("message") or origin.getMessage()
-    return _captured_class(JVM_CONDITIONS.get(condition, SieveError))(origin, message)
+    return _captured_class(JVM_CONDITIONS.get(condition, SieveError))(origin, message, condition)
 
 
 def install_conversion():
