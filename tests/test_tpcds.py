@@ -50,6 +50,7 @@ import pytest
 import tpcds
 from answers import diff_answers
 from plans import dynamic_filters, metric, named
+from spark_line import LINE
 from spark_sieve import explain as sieve_explain
 
 REPO = Path(__file__).resolve().parent.parent
@@ -343,8 +344,13 @@ def _fact_scans(df):
     scan of a partitioned fact table in ``df``'s executed plan (run ``df`` first: AQE's final plan and the
     scan metrics are known only then; subqueries included)."""
     return [(scan.relation().location().rootPaths().head().getName(), metric(scan, "numPartitions"),
-             scan.selectedPartitions().partitionCount(), scan.partitionFilters().toString())
+             _partition_count(scan.selectedPartitions()), scan.partitionFilters().toString())
             for scan in named(df, "FileSourceScanExec") if scan.relation().partitionSchema().nonEmpty()]
+
+
+def _partition_count(selected):
+    """A scan's selected partitions: a ScanFileListing from Spark 4.0, an array of PartitionDirectory in 3.5."""
+    return selected.partitionCount() if LINE >= (4, 0) else len(selected)
 
 
 def _partitions_read(scans):
