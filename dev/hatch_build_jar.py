@@ -43,8 +43,8 @@ def ensure_jars(root, lines, version):
     """The jar of each Spark line, those missing or stale built first: two sbt processes at a time (scalac
     keeps one core busy; a cold build of every line takes half as long)."""
     newest_input = _newest_input_mtime(root)
-    stale = [ln for ln in lines if not (_find_jar(root, ln, version) and
-                                         os.path.getmtime(_find_jar(root, ln, version)) >= newest_input)]
+    found = {ln: _find_jar(root, ln, version) for ln in lines}
+    stale = [ln for ln, jar in found.items() if not jar or os.path.getmtime(jar) < newest_input]
     env = {k: v for k, v in os.environ.items() if k != "SIEVE_PYSPARK_JARS"}  # each line's own jars
     running = []
     for line in stale + [None]:

@@ -21,8 +21,8 @@ OLDEST = SPARK_LINES[0][0]
 # module) on the newest; on the oldest, SUBSET_TESTS (the demo's cars example and star join, the bulk-filter
 # semantics, dynamic filters, a two-worker cluster, the session and the package); on the lines between,
 # SMOKE_TESTS (the session and the package; the cars example's nested tree and star / semi / outer joins
-# with dynamic filters, each against vanilla's answer with the plan shape). (The whole suite on the oldest line too, as issue 14 asks, once a line's run is short enough
-# for two in CI's time.)
+# with dynamic filters, each against vanilla's answer with the plan shape). The whole suite on the oldest
+# line too, as issue 14 asks, once a line's run is short enough for two in CI's time.
 SUBSET_TESTS = ("tests/test_demo.py", "tests/test_bulk_filter.py", "tests/test_dynamic_filter.py",
                 "tests/test_cluster.py", "tests/test_session.py", "tests/test_package.py")
 SMOKE_TESTS = ("tests/test_session.py", "tests/test_package.py", "tests/test_bulk_filter.py::test_and_or_nested",
