@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 import sql_corpus
+from spark_line import LINE
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sql_corpus.__file__).resolve()
@@ -58,7 +59,9 @@ SLICE = [
     "union-resolution-edge-cases.sql",
 ]
 MIN_COMPARED = 313            # statements compared: the slice holds 313; fewer means the harness lost some
-MIN_DYNAMIC_FILTERS = 100     # sieve plans holding a dynamic filter (117 measured): else it proves little
+# sieve plans holding a dynamic filter, else it proves little: 117 measured on 4.0 and 4.3; 90 on 3.5, where 48 of
+# the statements (Spark 4's syntax and functions) fail the same way on both sides
+MIN_DYNAMIC_FILTERS = 100 if LINE >= (4, 0) else 80
 RUN_TIMEOUT_S = 1700
 
 
