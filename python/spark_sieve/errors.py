@@ -65,14 +65,11 @@ JVM_CONDITIONS = {
 RAISED_PREFIX = "spark-sieve: "
 
 
-def _raised_message(throwable):
-    """What raise_error was given: a SparkThrowable's parameter (Spark 4), a RuntimeException's message (3.5)."""
-    from py4j.java_gateway import is_instance_of
-    from pyspark import SparkContext
-
-    if is_instance_of(SparkContext._gateway, throwable, "org.apache.spark.SparkThrowable"):
-        return throwable.getMessageParameters().get("errorMessage") or ""
-    return throwable.getMessage() or ""
+def _raised(throwable, spark_throwable):
+    """spark-sieve's text given to raise_error, without its prefix, or None when it is not ours: a
+    SparkThrowable's errorMessage parameter (Spark 4), a plain RuntimeException's message (Spark 3.5)."""
+    text = (throwable.getMessageParameters().get("errorMessage") if spark_throwable else throwable.getMessage()) or ""
+    return text[len(RAISED_PREFIX):] if text.startswith(RAISED_PREFIX) else None
 
 
 def _condition(throwable):
@@ -83,21 +80,24 @@ def _condition(throwable):
 
 
 def _sieve_throwable(throwable):
-    """The first spark-sieve exception (a ``SIEVE_*`` condition) in a JVM throwable's cause chain."""
+    """The first spark-sieve exception in a JVM throwable's cause chain (a ``SIEVE_*`` condition, or a joined
+    value source's bad value raised with raise_error), as (throwable, condition, message)."""
     from py4j.java_gateway import is_instance_of
     from pyspark import SparkContext
 
     gateway = SparkContext._gateway
     while throwable is not None:
+        raised = None
         if is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
             condition = _condition(throwable)
             if condition and condition.startswith("SIEVE_"):
-                return throwable, condition
-            if condition == "USER_RAISED_EXCEPTION" and _raised_message(throwable).startswith(RAISED_PREFIX):
-                return throwable, "SIEVE_SOURCE_INVALID"  # a joined value source's bad value (raise_error)
-        elif (throwable.getClass().getName() == "java.lang.RuntimeException"
-              and _raised_message(throwable).startswith(RAISED_PREFIX)):
-            return throwable, "SIEVE_SOURCE_INVALID"  # the same, on Spark 3.5 (raise_error's plain exception)
+                return throwable, condition, throwable.getMessageParameters().get("message") or throwable.getMessage()
+            if condition == "USER_RAISED_EXCEPTION":
+                raised = _raised(throwable, spark_throwable=True)
+        elif throwable.getClass().getName() == "java.lang.RuntimeException":  # raise_error on Spark 3.5
+            raised = _raised(throwable, spark_throwable=False)
+        if raised is not None:
+            return throwable, "SIEVE_SOURCE_INVALID", raised
         throwable = throwable.getCause()
     return None
 
@@ -130,11 +130,7 @@ def from_jvm(throwable):
     found = _sieve_throwable(throwable)
     if found is None:
         return None
-    origin, condition = found
-    if condition == "SIEVE_SOURCE_INVALID" and _raised_message(origin).startswith(RAISED_PREFIX):
-        message = _raised_message(origin)[len(RAISED_PREFIX):]
-    else:
-        message = origin.getMessageParameters().get("message") or origin.getMessage()
+    origin, condition, message = found
     return _captured_class(JVM_CONDITIONS.get(condition, SieveError))(origin, message, condition)
 
 
