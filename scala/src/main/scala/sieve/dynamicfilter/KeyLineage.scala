@@ -4,10 +4,10 @@ import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.{Cross, ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, ProjectExec, SortExec, SparkPlan, UnionExec}
-import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
-import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -96,6 +96,40 @@ object KeyLineage {
       else None
 
     down(plan, keys, Route())
+  }
+
+  /** The shuffle below a creation side that has none of its own (a shuffled join's side partitioned
+   * already — the output of a semi join under another: TPC-DS q95's second IN subquery), with `keys` over its
+   * output. Each step down keeps every key value of its output in its input (projections, filters, sorts,
+   * a join's side the keys come from — a side NULL-extended only for keys NULL wherever a column of theirs
+   * is), so the shuffle's keys are a superset of the side's: a filter reading them keeps every row the join
+   * keeps. Not below an aggregate or a window: what makes such a side selective is mostly a condition on
+   * its groups (HAVING, a rank: TPC-DS q70's top five states, q32's discount above its item's average),
+   * and the shuffle below holds every group. The keys are computed on rows the operators above never saw:
+   * they must be deterministic and raise no error. */
+  def shuffleBelow(plan: SparkPlan, keys: Seq[Expression]): Option[(SparkPlan, Seq[Expression])] = {
+    def down(p: SparkPlan, ks: Seq[Expression]): Option[(SparkPlan, Seq[Expression])] =
+      if (!ks.flatMap(_.references).forall(p.outputSet.contains)) None
+      else p match {
+        case _: ShuffleExchangeLike | _: ShuffleQueryStageExec | ReusedExchangeExec(_, _: ShuffleExchangeLike) =>
+          Some(p -> ks)
+        case pr: ProjectExec if pr.projectList.forall(_.deterministic) => down(pr.child, followAliases(ks, pr.projectList))
+        case f: DynamicFilterExec => down(f.child, ks)
+        case _: FilterExec | _: SortExec | _: AQEShuffleReadExec => down(p.children.head, ks)
+        case EquiJoin(j) =>
+          val nullExtended = j.joinType match {
+            case LeftOuter => Seq(false, true)
+            case RightOuter => Seq(true, false)
+            case Inner | Cross | LeftSemi | LeftAnti | ExistenceJoin(_) => Seq(false, false)
+            case _ => Seq(true, true)
+          }
+          Seq(j.left, j.right).zip(nullExtended).collectFirst {
+            case (side, extended) if ks.flatMap(_.references).forall(side.outputSet.contains) &&
+                (!extended || ks.forall(nullIntolerant)) => side
+          }.flatMap(down(_, ks))
+        case _ => None
+      }
+    down(plan, keys).filter { case (_, ks) => ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) }
   }
 
   /** Below a join: into each side the keys may enter (see the object's doc), updating that child. */

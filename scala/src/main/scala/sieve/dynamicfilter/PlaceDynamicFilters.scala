@@ -32,9 +32,11 @@ import sieve.config.SieveConf
  *
  * A filter is placed when it is safe ([[Preconditions]]: byte-comparable, deterministic keys; a creation
  * side computed once for certain) and pays off: the scan's bytes (its files' bytes, of the columns it
- * reads) at least `minApplicationBytes`; the creation side filtered or `minSizeRatio` times smaller, and
- * once its AQE stage has run, no larger than the scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
- * job). One join's filters sit on one side only: each side's would wait for the other's keys. A join
+ * reads; three times that when its rows reach a shuffle as they are) at least `minApplicationBytes`; the
+ * creation side filtered or `minSizeRatio` times smaller, and once its AQE stage has run, no larger than the
+ * scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
+ * job). A shuffled join's side that has no exchange of its own (partitioned already) gives the keys of the
+ * shuffle below it ([[KeyLineage.shuffleBelow]]: a superset). One join's filters sit on one side only: each side's would wait for the other's keys. A join
  * that gets none is tagged with the reason ([[PlaceDynamicFilters.NoFilter]], shown by `spark_sieve.explain`).
  * Runs as an AQE query-stage preparation rule and, without AQE, before columnar transitions; a filter
  * that is there already is not added again, so running twice changes nothing. A broadcast build side is
@@ -81,17 +83,24 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     if (!keys.forall(k => Preconditions.deterministic(k) && Preconditions.binaryStable(k.dataType))) {
       why("a key is nondeterministic or not byte-comparable (a non-binary collation)"); Nil
     } else if (sides.isEmpty) { why(s"${j.joinType} join: no side whose rows it drops"); Nil }
-    else sides.flatMap { appIsLeft =>
-      val (app, appKeys, creationKeys) =
-        if (appIsLeft) (j.left, j.leftKeys, j.rightKeys) else (j.right, j.rightKeys, j.leftKeys)
-      (if (appIsLeft) j.rightExchange else j.leftExchange) match {
+    // a side whose creation side is the join's own exchange first: the shuffle below a side holds more
+    // keys than the join's (TPC-DS q32: the item keys of the outer query filter the subquery's
+    // catalog_sales; the other way, the subquery's aggregate would give every item it sold)
+    else sides.sortBy(appIsLeft => (if (appIsLeft) j.rightExchange else j.leftExchange).isEmpty).flatMap { appIsLeft =>
+      val (app, appKeys, creationSide, creationKeys) =
+        if (appIsLeft) (j.left, j.leftKeys, j.right, j.rightKeys) else (j.right, j.rightKeys, j.left, j.leftKeys)
+      val appExchange = if (appIsLeft) j.leftExchange else j.rightExchange
+      // the join's own exchange, else (a shuffled join's side partitioned already) the shuffle below it
+      (if (appIsLeft) j.rightExchange else j.leftExchange).map(e => (e, creationKeys, j.broadcast))
+        .orElse(if (j.broadcast) None
+                else KeyLineage.shuffleBelow(creationSide, creationKeys).map { case (e, ks) => (e, ks, false) }) match {
         case None => why("no exchange on the creation side to read keys from"); None
-        case Some(creation) if !Preconditions.sharedForCertain(creation, conf) =>
+        case Some((creation, _, _)) if !Preconditions.sharedForCertain(creation, conf) =>
           why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
-        case Some(creation) if (if (appIsLeft) j.leftExchange else j.rightExchange).exists(waitsFor(creation, _)) =>
+        case Some((creation, _, _)) if appExchange.exists(waitsFor(creation, _)) =>
           why("the creation side waits for this side's keys already (a filter the other way)"); None
-        case Some(creation) =>
-          Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, creationKeys, j.broadcast)))
+        case Some((creation, keys, broadcast)) =>
+          Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, keys, broadcast)))
       }
     }
   }
@@ -124,7 +133,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
     val placed = applications(j, reasons += _).iterator.map { a =>
       KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, route) =>
-        pays(target, targetKeys, a.source, route) match {
+        // (a side without an exchange of its own: the exchanges between it and the target)
+        if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
+            .exists(waitsFor(a.source.creation, _))) {
+          reasons += "the creation side waits for this side's keys already (a filter the other way)"; None
+        } else pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
           case None => Some(withFilter(target, targetKeys, Seq(a.source),
             probedInStage = a.source.broadcast && !route.apart && !route.feeding))
@@ -136,11 +149,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       }
     }.collectFirst { case Some(p) => p }
     placed.getOrElse {
-      val why = reasons.result().distinct
       if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
-      else decline(if (why.nonEmpty) why.mkString("; ") else throughSharedOnly(j)
-        .orElse(j.join.logicalLink.flatMap(_.getTagValue(NoFilter)))
-        .getOrElse("its keys reach no file scan or cached table on the application side"))
+      else {
+        val why = (throughSharedOnly(j).toSeq ++ reasons.result()).distinct
+        decline(if (why.nonEmpty) why.mkString("; ") else j.join.logicalLink.flatMap(_.getTagValue(NoFilter))
+          .getOrElse("its keys reach no file scan or cached table on the application side"))
+      }
     }
   }
 
@@ -212,10 +226,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case LeftOuter => !appIsLeft
       case _ => false
     }
-    // a broadcast join's build side is the creation side; of a shuffled inner join's, the larger is tried first
+    // a broadcast join's build side is the creation side; of a shuffled inner join's, the larger is tried
+    // first (a shuffled side without an exchange of its own may read the shuffle below it: `applications`)
     val order = if (sizeOf(j.left) >= sizeOf(j.right)) Seq(true, false) else Seq(false, true)
     order.filter(appIsLeft => canFilter(j.joinType, appIsLeft) &&
-      (if (appIsLeft) j.rightExchange else j.leftExchange).isDefined)
+      (!j.broadcast || (if (appIsLeft) j.rightExchange else j.leftExchange).isDefined))
   }
 
   /** Whether a broadcast exchange in `app` is the creation side of a filter placed there already: a
@@ -254,16 +269,21 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     of(plan)
   }
 
+  /** What a scan row that reaches a shuffle as it is costs, in units of its scan: read, then written,
+   * read back and sorted. */
+  private val ShuffledRowCost = 3
+
   /** None when a filter on `target` from `source` pays off, else why not. Its scan's size says what it
    * saves except below a broadcast whose keys another filter reads (`route.feeding`: it makes those keys
    * fewer) and, with `beforeShuffle`, where a broadcast's keys drop rows before a shuffle (`route.shuffled`:
    * each row dropped saves its write, read and sort, far more than the scan; the broadcast is there first
-   * anyway — TPC-DS q93: `reason` on store_returns' 36 MB). */
+   * anyway — TPC-DS q93: `reason` on store_returns' 36 MB); a shuffle's keys there count the scan three
+   * times (the scan waits for that shuffle's stage, so the rows it drops must pay for the wait). */
   private def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route)
       : Option[String] = {
     val creation = source.creation
-    val sizeSaysAll = !route.feeding &&
-      !(route.shuffled && source.broadcast && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
+    val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
+    val sizeSaysAll = !route.feeding && !(beforeShuffle && source.broadcast)
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
     val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
@@ -276,7 +296,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
       case _ => "the cached table"
     }
-    if (bytes < minBytes && sizeSaysAll) Some(s"$name reads $bytes bytes < minApplicationBytes ($minBytes)")
+    // TPC-DS q95: two long columns of web_sales, 31 MB, into the sort-merge self-join of ws_wh
+    val saves = if (beforeShuffle) bytes * ShuffledRowCost else bytes
+    if (saves < minBytes && sizeSaysAll)
+      Some(s"$name reads $bytes bytes${if (beforeShuffle) s" (x$ShuffledRowCost: its rows go into a shuffle)" else ""}" +
+        s" < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
     else {

@@ -3,11 +3,13 @@ package sieve.dynamicfilter
 import java.nio.file.Files
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Add, Cast, Coalesce, Expression, Literal}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.EnsureRequirements
 import org.apache.spark.sql.execution.joins.SortMergeJoinExec
+import org.apache.spark.sql.types.LongType
 
 import sieve.SieveSessionSuite
 
@@ -361,6 +363,59 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       val q = "WITH a AS (SELECT k, v FROM fact WHERE v % 3 = 0) SELECT x.v, y.v FROM a x JOIN a y ON x.k = y.k"
       val df = checkAnswerAgainstVanilla(sql(q))
       assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("a shuffled side without an exchange of its own reads the shuffle below it (TPC-DS q95's shape)") {
+    eager(joins("-1"): _*) {
+      // the second IN's semi join reads the first's output, partitioned already: no exchange of its own; its
+      // keys are those of f's shuffle below (a superset), which then filter every copy of w's self-join
+      val q = "WITH w AS (SELECT a.k FROM fact a JOIN fact b ON a.k = b.k AND a.k2 <> b.k2) " +
+        "SELECT f.k, f.v FROM fact f WHERE f.v % 100 = 7 AND f.k IN (SELECT k FROM w) " +
+        "AND f.k IN (SELECT x.k FROM fact2 x JOIN w ON x.k = w.k)"
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val plan = df.queryExecution.executedPlan
+      // k % 100 = 7: 400 of each copy's 40,000 rows, and of fact2's (k = id % 1999) the rows with those 20 keys
+      val onFact = filters(df).filter(f => table(f.child) == "fact")
+      assert(onFact.nonEmpty && onFact.forall(rowsOut(_) == 400), plan)
+      val onFact2 = filters(df).filter(f => table(f.child) == "fact2").distinct
+      val expected = spark.read.parquet(s"$dir/fact2").where("k % 100 = 7").count()
+      assert(onFact2.size === 1 && rowsOut(onFact2.head) === expected, plan)
+      assert(factScans(plan) <= factScans(sql(q)(vanilla).queryExecution.executedPlan), plan)
+    }
+  }
+
+  test("the shuffle below a side: through an outer join's NULL-extended side only for keys NULL with their column") {
+    withConf(("spark.sql.adaptive.enabled" -> "false") +: joins("-1"): _*) {
+      // as the rule sees it: exchanges in, before whole-stage codegen
+      val planned = sql("SELECT d1.k, o.k2 FROM d1 LEFT JOIN d2 o ON d1.k = o.k2")(spark).queryExecution.sparkPlan
+      val join = EnsureRequirements().apply(planned).collectFirst { case j: SortMergeJoinExec => j }.get
+      def below(key: Expression) = KeyLineage.shuffleBelow(join, Seq(key)).map(e => table(e._1))
+      val Seq(k, k2) = join.output
+      assert(below(k) === Some("d1") && below(k2) === Some("d2"), join)
+      // coalesce(k2, 0) is 0 on every row the join NULL-extends, a value d2's shuffle need not hold
+      assert(below(Coalesce(Seq(k2, Literal(0)))) === None, join)
+      assert(below(Cast(k2, LongType)) === Some("d2"), join)
+      // k2 + 1 may overflow (ANSI): computed on rows the join never saw, it could raise a new error
+      assert(below(Add(k2, Literal(1))) === None, join)
+    }
+  }
+
+  testWithAndWithoutAqe("minApplicationBytes counts a scan whose rows reach a shuffle three times") {
+    withConf(joins("-1") ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "true"): _*) {
+      // fact's files, of which the scan reads k and v (12 of 16 bytes a row): x3 = 2.25 times the files
+      val factBytes = new java.io.File(s"$dir/fact").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+      val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"
+      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> factBytes.toString) {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
+      }
+      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> (3 * factBytes).toString) {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+        val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+        assert(text.contains("(x3: its rows go into a shuffle) < minApplicationBytes"), text)
+      }
     }
   }
 
