@@ -98,12 +98,14 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         case Some((creation, _, _)) if !Preconditions.sharedForCertain(creation, conf) =>
           why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
         case Some((creation, _, _)) if appExchange.exists(waitsFor(creation, _)) =>
-          why("the creation side waits for this side's keys already (a filter the other way)"); None
+          why(WaitsForThisSide); None
         case Some((creation, keys, broadcast)) =>
           Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, keys, broadcast)))
       }
     }
   }
+
+  private val WaitsForThisSide = "the creation side waits for this side's keys already (a filter the other way)"
 
   /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys, or reads an
    * exchange that does. A filter on `exchange`'s side fed by `plan` would then wait for itself (TPC-H q5 at
@@ -136,7 +138,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(a.source.creation, _))) {
-          reasons += "the creation side waits for this side's keys already (a filter the other way)"; None
+          reasons += WaitsForThisSide; None
         } else pays(target, targetKeys, a.source, route) match {
           case Some(why) => reasons += why; None
           case None => Some(withFilter(target, targetKeys, Seq(a.source),
