@@ -120,7 +120,9 @@ case class DynamicFilterExec(
       expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
       pruning.get(i).map(c =>
-        if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)"
+        if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)" +
+          (if (c.footersSampled == 0) "" else s", ${c.footersSampled} sampled: " +
+            (if (pushed.get(i).exists(_.nonEmpty)) "row groups to skip" else "no row group to skip, nothing pushed"))
         else s"; footers of ${c.footersRead} files read: ${c.filesSkipped} files, ${c.rowGroupsSkipped} row groups " +
           s"(${c.rowsSkipped} rows) skipped").getOrElse("")
   }

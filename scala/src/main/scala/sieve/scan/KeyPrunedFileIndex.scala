@@ -55,15 +55,8 @@ class KeyPrunedFileIndex(
    * others they do not): what a filter pushed into the reader would skip. None: the footers do not say. */
   def skipsInsideFiles(partitionFilters: Seq[Expression]): Option[Boolean] = {
     val files = delegate.listFiles(partitionFilters, Nil).flatMap(_.files.map(_.fileStatus))
-    if (files.size > maxFiles) return None
-    val start = System.nanoTime()
-    val stats = KeyPrunedFileIndex.readAll(files, column, caseSensitive, hadoopConf)
-    counts.timeNs += System.nanoTime() - start
-    if (stats.size < files.size) None
-    else Some(stats.values.exists { groups =>
-      val holding = groups.count(_.mayHold(ranges))
-      holding > 0 && holding < groups.length
-    })
+    if (files.size > maxFiles) None
+    else KeyPrunedFileIndex.skipsInside(files, column, caseSensitive, hadoopConf, ranges, filesPruned = true, counts)
   }
 
   private def prune(listed: Seq[PartitionDirectory]): Seq[PartitionDirectory] = {
@@ -103,6 +96,34 @@ object KeyPrunedFileIndex {
     @volatile var timeNs = 0L
     @volatile var footersRead = 0L
     @volatile var footersNotRead = 0L  // files listed when more than the limit: not pruned
+    @volatile var footersSampled = 0L  // of those, the files whose footers were read for an estimate
+  }
+
+  /** How many footers of a listing longer than `maxFooterFiles` are read to estimate from. */
+  val SampleFiles = 32
+
+  /** The files whose footers stand for `files`': all of them up to `maxFiles`, else `SampleFiles` of them
+   * (at most `maxFiles`) spread evenly over the listing (partition by partition: every part of the table). */
+  def footerSample(files: Seq[FileStatus], maxFiles: Long): Seq[FileStatus] =
+    if (files.size <= maxFiles) files
+    else {
+      val n = math.min(SampleFiles.toLong, maxFiles).toInt
+      (0 until n).map(i => files((i.toLong * files.size / n).toInt))
+    }
+
+  /** Whether `ranges` rule out row groups of `files` that a reader given them as a pushed filter would skip:
+   * with `filesPruned` (the files none of whose row groups can hold a key are not listed), only row groups
+   * beside others that can. None: a footer does not say. */
+  def skipsInside(files: Seq[FileStatus], column: String, caseSensitive: Boolean, conf: Configuration,
+      ranges: KeyRanges, filesPruned: Boolean, counts: Counts): Option[Boolean] = {
+    val start = System.nanoTime()
+    val stats = readAll(files, column, caseSensitive, conf)
+    counts.timeNs += System.nanoTime() - start
+    if (stats.size < files.size) None
+    else Some(stats.values.exists { groups =>
+      val holding = groups.count(_.mayHold(ranges))
+      holding < groups.length && (holding > 0 || !filesPruned)
+    })
   }
 
   /** One row group's statistics on the key column (as longs); `hasValues` false = all NULL. */

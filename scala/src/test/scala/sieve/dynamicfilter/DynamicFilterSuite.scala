@@ -6,6 +6,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.execution.SparkPlan
 
 import sieve.SieveSessionSuite
+import sieve.scan.KeyPrunedFileIndex
 
 /** Dynamic filters end to end: answers vs vanilla Spark (AQE on/off, broadcast and sort-merge), the
  * filter in the executed plan, wired to its join, and what it chose and dropped. */
@@ -108,10 +109,33 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters("spark.sieve.dynamicFilter.maxFooterFiles" -> "7") { // 8 files: footers not read
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
         "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)")))
-      assert(metric(f, "filesSkipped") === 0 && f.filterDescription(0).contains("footers not read"), f.filterDescription(0))
-      // without footers, only the keys' one range goes to the reader (each file's reader checks what is pushed)
-      assert(f.filterDescription(0).contains("pushed to scan: ((k >= 20) AND (k <= 1979))"), f.filterDescription(0))
+      // no file is left out of the listing, but 7 footers of the 8 show row groups the ranges rule out: the
+      // ranges go to each file's reader, which skips them
+      assert(metric(f, "filesSkipped") === 0, f.filterDescription(0))
+      assert(f.filterDescription(0).contains("footers not read (8 files > maxFooterFiles), 7 sampled: row groups to skip"),
+        f.filterDescription(0))
+      assert(f.filterDescription(0).contains("in 2 ranges") || f.filterDescription(0).contains(" OR "), f.filterDescription(0))
+      assert(metric(f, "numInputRows") < 40000 / 4 && metric(f, "numOutputRows") === 800)
     }
+    withDynamicFilters("spark.sieve.dynamicFilter.maxFooterFiles" -> "7") {
+      // every third key: some in every row group; pushed, they would only cost each reader its checks
+      val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
+        "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat % 3 = 0")))
+      assert(f.filterDescription(0).contains("7 sampled: no row group to skip, nothing pushed"), f.filterDescription(0))
+      assert(!f.filterDescription(0).contains("pushed to scan"), f.filterDescription(0))
+      assert(metric(f, "numInputRows") === 40000 && metric(f, "numOutputRows") === 13600)
+    }
+  }
+
+  test("footer sample: every file up to maxFooterFiles, beyond it SampleFiles spread over the listing") {
+    import org.apache.hadoop.fs.{FileStatus, Path}
+    val files = (0 until 100).map(i => new FileStatus(1L, false, 1, 1L, 0L, new Path(s"/t/f$i")))
+    assert(KeyPrunedFileIndex.footerSample(files, 100) === files)
+    val sample = KeyPrunedFileIndex.footerSample(files, 99)
+    assert(sample.size === KeyPrunedFileIndex.SampleFiles && sample.distinct.size === sample.size)
+    assert(sample.head === files.head && sample.last.getPath.getName.stripPrefix("f").toInt >= 90)
+    assert(KeyPrunedFileIndex.footerSample(files, 10).size === 10)
+    assert(KeyPrunedFileIndex.footerSample(files, 0).isEmpty)
   }
 
   testWithAndWithoutAqe("an ORC scan gets the key ranges too: its row groups are skipped") {
