@@ -49,8 +49,11 @@ def plan_text(df):
     "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k",
 ], ids=["star", "semi", "composite", "outer"])
 def test_same_answer_as_spark_sieve_off(spark, tables, aqe, threshold, query):
+    # every row tested: by default a broadcast join's filter is left out where the fact's footers show its
+    # key spread over every row group, as here
     settings = {"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": threshold,
-                "spark.sql.adaptive.autoBroadcastJoinThreshold": threshold}
+                "spark.sql.adaptive.autoBroadcastJoinThreshold": threshold,
+                "spark.sieve.dynamicFilter.sameStageRowTest": "true"}
     _, expected = run(spark, query, **{"spark.sieve.enabled": "false"}, **settings)
     df, actual = run(spark, query, **settings)
     assert Counter(map(tuple, actual)) == Counter(map(tuple, expected))
@@ -59,8 +62,14 @@ def test_same_answer_as_spark_sieve_off(spark, tables, aqe, threshold, query):
 
 
 def test_explain_reports_the_filter_and_what_it_did(spark, tables):
-    # by default the broadcast join, probing the scan's rows in its stage, drops them: no row test
+    # by default the broadcast join probes the scan's rows in its stage, and the fact's footers show k spread
+    # over every row group: no key set would skip one, so there is no filter, and explain says why
     df, rows = run(spark, STAR)
+    text = sieve.explain(df, print_it=False)
+    assert len(rows) == 300 and "DynamicFilter [" not in text, text
+    assert "k's values are spread over every row group (sampled footers)" in text, text
+    # footers not read: the filter is pushed into the scan, but the join's probe drops the rows, no row test
+    df, rows = run(spark, STAR, **{"spark.sieve.dynamicFilter.maxFooterFiles": "0"})
     text = sieve.explain(df, print_it=False)
     assert "DynamicFilter [k#" in text
     assert "in-set of 15 keys" in text

@@ -22,8 +22,12 @@ def tpch_spark(spark):
     spark.sparkContext.setLogLevel("ERROR")
     tpch.register(spark, tpch.generate(CACHE / "sf0.01", 0.01, parts=2))
     spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    # every row tested, also below broadcast joins (as test_tpcds.py: the default leaves those filters out
+    # where the footers show the key spread over every row group)
+    spark.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
     yield spark
-    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes"):
+    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes",
+                "spark.sieve.dynamicFilter.sameStageRowTest"):
         spark.conf.unset(key)
 
 

@@ -100,7 +100,8 @@ object SieveConf {
       "projections, filters, unions and other hash joins' probe sides between) also tests each row. Off: its " +
       "keys are pushed into the scan (Parquet / ORC skip the row groups and files they rule out) but no row " +
       "is tested, since those joins drop the same rows in the same loop and a test per row only adds to " +
-      "their probes (spark_sieve.explain says so).")
+      "their probes (spark_sieve.explain says so); and where a sample of the scan's Parquet footers shows the " +
+      "key's values spread over every row group, no filter is placed (its keys would skip nothing).")
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,
@@ -145,7 +146,9 @@ object SieveConf {
   val DYNAMIC_FILTER_MAX_FOOTER_FILES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxFooterFiles", default = 1000L,
     "A Parquet scan listing at most this many files has their footers read on the driver (in parallel, " +
-      "cached) once the keys are known, and skips the files whose row groups cannot hold a key; 0 = never.")
+      "cached) once the keys are known, and skips the files whose row groups cannot hold a key; a scan of " +
+      "more files reads 32 footers spread over its listing, which say whether key ranges pushed into its " +
+      "readers would skip row groups and estimate what a filter keeps; 0 = never.")
 
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,

@@ -1,6 +1,6 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, Literal,
+import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpression, Expression, IsNotNull, Literal,
   PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -14,6 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import sieve.Preconditions
 import sieve.config.SieveConf
+import sieve.scan.KeyScanPushdown
 
 /**
  * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan
@@ -35,7 +36,9 @@ import sieve.config.SieveConf
  * reads; three times that when its rows reach a shuffle as they are) at least `minApplicationBytes`; the
  * creation side filtered or `minSizeRatio` times smaller, and once its AQE stage has run, no larger than the
  * scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
- * job). A shuffled join's side that has no exchange of its own (partitioned already) gives the keys of the
+ * job); a filter that would only be pushed into the scan (its broadcast join probes each row in the scan's
+ * stage) not where the scan's sampled footers show its key spread over every row group. A shuffled join's
+ * side that has no exchange of its own (partitioned already) gives the keys of the
  * shuffle below it ([[KeyLineage.shuffleBelow]]: a superset). One join's filters sit on one side only: each side's would wait for the other's keys. A join
  * that gets none is tagged with the reason ([[PlaceDynamicFilters.NoFilter]], shown by `spark_sieve.explain`).
  * Runs as an AQE query-stage preparation rule and, without AQE, before columnar transitions; a filter
@@ -139,10 +142,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(a.source.creation, _))) {
           reasons += WaitsForThisSide; None
-        } else pays(target, targetKeys, a.source, route) match {
-          case Some(why) => reasons += why; None
-          case None => Some(withFilter(target, targetKeys, Seq(a.source),
-            probedInStage = a.source.broadcast && !route.apart && !route.feeding))
+        } else {
+          val probedInStage = a.source.broadcast && !route.apart && !route.feeding
+          pays(target, targetKeys, a.source, route).orElse(skipsNothing(target, targetKeys, probedInStage)) match {
+            case Some(why) => reasons += why; None
+            case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage))
+          }
         }
       }.map { newApp =>
         val filtered = j.join.withNewChildren(if (a.appIsLeft) Seq(newApp, j.right) else Seq(j.left, newApp))
@@ -294,10 +299,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case _ => Nil
     }
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
-    val name = scan match {
-      case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
-      case _ => "the cached table"
-    }
+    val name = nameOf(scan)
     // TPC-DS q95: two long columns of web_sales, 31 MB, into the sort-merge self-join of ws_wh
     val saves = if (beforeShuffle) bytes * ShuffledRowCost else bytes
     if (saves < minBytes && sizeSaysAll)
@@ -319,10 +321,28 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
   }
 
+  /** Why not, when a filter would only be pushed into the scan (its broadcast join probes each row in the
+   * scan's stage and `sameStageRowTest` is off) and the scan's sampled footers show its key's values spread
+   * over every row group: pushed, its keys would skip nothing, and their collection and the pushed checks
+   * only cost (TPC-DS q19 at sf10, store_sales partitioned by date: its item, customer and store keys). */
+  private def skipsNothing(target: SparkPlan, keys: Seq[Expression], probedInStage: Boolean): Option[String] =
+    keys match {
+      case Seq(key: Attribute) if probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
+          KeyScanPushdown.keysSpreadOverRowGroups(scanOf(target), key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
+        Some(s"${nameOf(scanOf(target))}: ${key.name}'s values are spread over every row group (sampled footers), so " +
+          "its keys would skip none, and the broadcast join probes each row in this stage")
+      case _ => None
+    }
+
   private def scanOf(target: SparkPlan): SparkPlan = target match {
     case f: DynamicFilterExec => scanOf(f.child)
     case f: FilterExec => scanOf(f.child)
     case scan => scan
+  }
+
+  private def nameOf(scan: SparkPlan): String = scan match {
+    case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
+    case _ => "the cached table"
   }
 
   /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */

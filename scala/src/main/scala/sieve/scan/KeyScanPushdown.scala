@@ -5,7 +5,7 @@ import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec,
   SparkPlan}
-import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 
@@ -129,6 +129,22 @@ object KeyScanPushdown {
           val stats = KeyPrunedFileIndex.readAll(files, column.name, conf.caseSensitiveAnalysis, hadoopConf(scan))
           if (stats.size < files.size) None else Some(stats.values.flatten.toSeq)
         }
+      }
+    }
+
+  /** Whether the key column's values are spread over every row group of the scan below `plan`: each of a
+   * sample of its row groups ([[KeyPrunedFileIndex.footerSample]], at most `SampleFiles` footers) spans
+   * at least half of the range of values they hold together. No key ranges pushed into such a scan skip a
+   * row group unless every key lies at one end of that range. False when the footers do not say, and for
+   * a scan whose files are not listed in memory already (a catalog table's partitions: listing them again
+   * each time a plan is made costs more than the answer saves). */
+  def keysSpreadOverRowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Boolean =
+    scanBelow(plan, key).exists(_.relation.location.isInstanceOf[PartitioningAwareFileIndex]) &&
+    rowGroups(plan, key, math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf).exists { groups =>
+      val held = groups.filter(_.hasValues)
+      held.nonEmpty && {
+        val whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
+        held.forall(g => (g.max.toDouble - g.min + 1) >= whole / 2)
       }
     }
 

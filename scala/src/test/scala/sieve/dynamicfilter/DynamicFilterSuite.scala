@@ -154,6 +154,15 @@ class DynamicFilterSuite extends SieveSessionSuite {
     val q = "SELECT f.v FROM %s f JOIN dim d ON f.k = d.k WHERE d.grp = 5"
     def only(df: DataFrame) = { val Seq(f) = filters(df); assert(f.filterCount === 1); f }
     withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false") {
+      // its footers show every row group holding keys from all over the range: no key set skips one, so
+      // the join gets no filter at all (no key collection, no check pushed into the reader)
+      val spread = checkAnswerAgainstVanilla(sql(q.format("fact_unsorted")))
+      assert(filters(spread).isEmpty)
+      val why = DynamicFilterExplain(spread.queryExecution.executedPlan).mkString("\n")
+      assert(why.contains("k's values are spread over every row group (sampled footers)"), why)
+    }
+    withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false",
+        "spark.sieve.dynamicFilter.maxFooterFiles" -> "0") { // footers not read: they do not say so
       val f = only(checkAnswerAgainstVanilla(sql(q.format("fact_unsorted"))))
       assert(f.probedInStage === Seq(true))
       assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "rowsTested") === 0, f.filterDescription(0))
@@ -161,6 +170,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
         f.filterDescription(0))
       // no code per row at all: the rows pass uncounted, the join drops them
       assert(f.passesRows && metric(f, "numInputRows") === 0 && metric(f, "numOutputRows") === 0)
+    }
+    withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false") {
       // sorted by k, the same keys rule out most row groups: pushed into the scan, which skips them
       val sortedDf = checkAnswerAgainstVanilla(sql(q.format("fact")))
       val sorted = only(sortedDf)

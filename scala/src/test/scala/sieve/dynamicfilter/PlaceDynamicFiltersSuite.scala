@@ -96,9 +96,21 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(m("rowsTested1") === 40000 && m("rowsKept1") === 800 && m("rowsTested0") === 800 &&
           m("rowsKept0") === 400, f.metrics.map { case (k, v) => k -> v.value })
       }
-      // by default, under broadcast joins both joins probe fact's rows in its stage (d2's after d1's): both
-      // filters are pushed into the scan, neither tests a row; under sort-merge both test every row
+      // by default, under broadcast joins both joins probe fact's rows in its stage (d2's after d1's): with
+      // fact's footers showing k and k2 spread over every row group, neither gets a filter; under sort-merge
+      // both test every row
       eager(joins(threshold) :+ ("spark.sieve.dynamicFilter.sameStageRowTest" -> "false"): _*) {
+        val df = checkAnswerAgainstVanilla(sql(star))
+        if (strategy == "broadcast") {
+          assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+          val why = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+          assert(why.contains("k's values are spread over every row group") &&
+            why.contains("k2's values are spread over every row group"), why)
+        } else assert(placement(df) === Seq("fact" -> Seq("k", "k2")), df.queryExecution.executedPlan)
+      }
+      // footers not read: both filters pushed into the scan, neither tests a row
+      eager(joins(threshold) ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "false",
+          "spark.sieve.dynamicFilter.maxFooterFiles" -> "0"): _*) {
         val df = checkAnswerAgainstVanilla(sql(star))
         val Seq(f) = filters(df)
         val broadcast = strategy == "broadcast"
