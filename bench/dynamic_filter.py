@@ -476,7 +476,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     print("|---|---|" + "---|" * (len(variants) + len(rat) + bool(cpu_pair) + len(sieves)), flush=True)
     cpu_totals = {v: 0.0 for v in variants}
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
-    changed_totals = {v: 0.0 for v in variants}
+    changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
     slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
     for number, sql in sorted(texts.items()):
@@ -520,6 +520,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
                 cpu_totals[v] += cpu_med[v] or 0.0
                 if any(dfs.values()):
                     changed_totals[v] += times[v]
+            changed_measured += 1 if any(dfs.values()) else 0
         else:
             cut += 0 if errors else 1
         print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
@@ -529,8 +530,8 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         if errors and args.fail_fast:
             print(f"\n--fail-fast: stopped after {name_q}")
             break
-    for label, t in (("total", totals), ("queries with a filter", changed_totals)):
-        print(f"| **{label}** ({measured} measured) | | "
+    for label, t, count in (("total", totals, measured), ("queries with a filter", changed_totals, changed_measured)):
+        print(f"| **{label}** ({count} measured) | | "
               + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
               + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat)
               + (f" | {ratio(cpu_totals[cpu_pair[0]] or None, cpu_totals[cpu_pair[1]] or None)}"

@@ -51,14 +51,6 @@ class KeyPrunedFileIndex(
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     listings.computeIfAbsent((partitionFilters, dataFilters), _ => prune(delegate.listFiles(partitionFilters, dataFilters)))
 
-  /** Whether some file a listing under `partitionFilters` keeps has row groups the ranges rule out (and
-   * others they do not): what a filter pushed into the reader would skip. None: the footers do not say. */
-  def skipsInsideFiles(partitionFilters: Seq[Expression]): Option[Boolean] = {
-    val files = delegate.listFiles(partitionFilters, Nil).flatMap(_.files.map(_.fileStatus))
-    if (files.size > maxFiles) None
-    else KeyPrunedFileIndex.skipsInside(files, column, caseSensitive, hadoopConf, ranges, filesPruned = true, counts)
-  }
-
   private def prune(listed: Seq[PartitionDirectory]): Seq[PartitionDirectory] = {
     val files = listed.flatMap(_.files.map(_.fileStatus))
     if (files.isEmpty || files.size > maxFiles) {

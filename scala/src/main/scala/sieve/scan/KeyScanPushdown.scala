@@ -96,18 +96,20 @@ object KeyScanPushdown {
     val relation = scan.relation
     val counts = new KeyPrunedFileIndex.Counts(publish)
     val files = listed(scan)
-    if (files.size > maxFiles) {
-      val sample = KeyPrunedFileIndex.footerSample(files, maxFiles)
-      val skips = KeyPrunedFileIndex.skipsInside(sample, column.name, conf.caseSensitiveAnalysis, hadoopConf(scan),
-        ranges, filesPruned = false, counts)
+    val sample = KeyPrunedFileIndex.footerSample(files, maxFiles)
+    // with every footer read, the files no key can be in are not listed: row groups skipped beside others only
+    val pruned = sample.size == files.size
+    val skips = KeyPrunedFileIndex.skipsInside(sample, column.name, conf.caseSensitiveAnalysis, hadoopConf(scan),
+      ranges, filesPruned = pruned, counts)
+    if (pruned) {
+      val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
+        maxFiles, hadoopConf(scan), counts)
+      Some((relation.copy(location = index)(relation.sparkSession), skips, counts))
+    } else {
       counts.footersNotRead = files.size
       counts.footersSampled = sample.size
       counts.report()
       Some((relation, skips, counts))
-    } else {
-      val index = new KeyPrunedFileIndex(relation.location, column.name, conf.caseSensitiveAnalysis, ranges,
-        maxFiles, hadoopConf(scan), counts)
-      Some((relation.copy(location = index)(relation.sparkSession), index.skipsInsideFiles(staticFilters(scan)), counts))
     }
   }
 
