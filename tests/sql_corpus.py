@@ -20,8 +20,8 @@ but vanilla against spark-sieve, statement by statement:
   UDFs: they are listed as not runnable, never run.
 - **Running** (``run_files``): one SparkContext per process (local[2], 4 shuffle partitions), the
   extension loaded through ``spark_sieve.configure`` in both runs, ``spark.sieve.enabled`` the only
-  difference (both carry ``dynamicFilter.minApplicationBytes=0`` and ``minSizeRatio=1``, which force
-  dynamic filters onto every join the rule allows when sieve is on). Each file gets a fresh
+  difference (both carry ``dynamicFilter.minApplicationBytes=0``, ``minSizeRatio=1`` and
+  ``sameStageRowTest=true``, which force dynamic filters onto every join the rule allows when sieve is on). Each file gets a fresh
   ``spark.newSession()`` (as SQLQueryTestSuite does: temp views, temp functions, variables, current
   database and every SQL config start over), the catalog objects it created are dropped and the cache
   cleared afterwards. A temp view whose plan reads no file (VALUES, range, ...) is written to Parquet
@@ -258,6 +258,9 @@ def session_conf(sieve, workdir):
         "spark.sieve.enabled": "true" if sieve else "false",
         "spark.sieve.dynamicFilter.minApplicationBytes": "0",
         "spark.sieve.dynamicFilter.minSizeRatio": "1",
+        # every row tested, also below broadcast joins: by default their filters are left out where the
+        # footers show the key spread over every row group, as in most of these small files
+        "spark.sieve.dynamicFilter.sameStageRowTest": "true",
     }
 
 
