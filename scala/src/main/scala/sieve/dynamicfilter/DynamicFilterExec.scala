@@ -199,7 +199,7 @@ case class DynamicFilterExec(
       def range = try KeyCollector.broadcastRange(sources(i))
         finally m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
       for {
-        groups <- KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
+        groups <- scanRowGroups(key)
         keys <- range if keys.rows > 0
         keep <- KeepEstimate.of(keys.rows.toDouble, keys.min, keys.max, groups) if keep > maxPassRatio
       } yield {
@@ -226,11 +226,20 @@ case class DynamicFilterExec(
   private def repeatsJoins(i: Int): Boolean =
     sourcesOf(i).forall(probedInStage) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
 
+  // the key column's row groups in the scan's footers, listed and sampled once per column: a filter asks
+  // before its keys are collected and again after
+  @transient private lazy val rowGroupsByKey =
+    new java.util.concurrent.ConcurrentHashMap[ExprId, Option[Seq[KeyPrunedFileIndex.RowGroup]]]()
+
+  private def scanRowGroups(key: Attribute): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    rowGroupsByKey.computeIfAbsent(key.exprId,
+      _ => KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf))
+
   /** The key column's row groups in the scan's footers, when filter `i` is single-column and could use
    * them to estimate what it keeps ([[KeepEstimate]]). */
   private def footerGroups(i: Int, filter: KeySet): Option[Seq[KeyPrunedFileIndex.RowGroup]] = filterKeys(i) match {
     case Seq(key: Attribute) if KeepEstimate.distinctKeys(filter).isDefined =>
-      KeyScanPushdown.rowGroups(child, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf)
+      scanRowGroups(key)
     case _ => None
   }
 

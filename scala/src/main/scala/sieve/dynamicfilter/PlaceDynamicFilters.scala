@@ -325,14 +325,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * scan's stage and `sameStageRowTest` is off) and the scan's sampled footers show its key's values spread
    * over every row group: pushed, its keys would skip nothing, and their collection and the pushed checks
    * only cost (TPC-DS q19 at sf10, store_sales partitioned by date: its item, customer and store keys). */
-  private def skipsNothing(target: SparkPlan, keys: Seq[Expression], probedInStage: Boolean): Option[String] =
+  private def skipsNothing(target: SparkPlan, keys: Seq[Expression], probedInStage: Boolean): Option[String] = {
+    val scan = scanOf(target)
     keys match {
       case Seq(key: Attribute) if probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
-          KeyScanPushdown.keysSpreadOverRowGroups(scanOf(target), key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
-        Some(s"${nameOf(scanOf(target))}: ${key.name}'s values are spread over every row group (sampled footers), so " +
+          KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
+        Some(s"${nameOf(scan)}: ${key.name}'s values are spread over every row group (sampled footers), so " +
           "its keys would skip none, and the broadcast join probes each row in this stage")
       case _ => None
     }
+  }
 
   private def scanOf(target: SparkPlan): SparkPlan = target match {
     case f: DynamicFilterExec => scanOf(f.child)
