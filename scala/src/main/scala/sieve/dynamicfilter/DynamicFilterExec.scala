@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import sieve.config.SieveConf
 import sieve.exec.RowFilter
 import sieve.keyset._
-import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /**
  * Drops the rows of `child` (a file scan or a cached table, with its own filters) that a join above
@@ -44,10 +44,11 @@ case class DynamicFilterExec(
     creationKeys: Seq[Seq[Expression]],
     broadcast: Seq[Boolean],
     probedInStage: Seq[Boolean],
+    minScanBytes: Seq[Long],
     creations: Seq[SparkPlan],
     filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
   require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size &&
-    probedInStage.size == creations.size && filterOf.size == creations.size &&
+    probedInStage.size == creations.size && minScanBytes.size == creations.size && filterOf.size == creations.size &&
     filterOf.distinct.sorted == (0 until filterOf.distinct.size))
 
   override def children: Seq[SparkPlan] = child +: creations
@@ -63,10 +64,14 @@ case class DynamicFilterExec(
   def sourcesOf(f: Int): Seq[Int] = creations.indices.filter(filterOf(_) == f)
 
   /** This operator with one more filter, of `filterKeys`, fed by `sources`; `probedInStage`: a broadcast whose
-   * join probes each of this operator's rows in its stage (see the class doc). */
-  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean): DynamicFilterExec =
+   * join probes each of this operator's rows in its stage (see the class doc); `minScanBytes`: what the
+   * scan must read for the filter to pay (0: its size does not decide), checked again once dynamic
+   * partition pruning has run. */
+  def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
+      minScanBytes: Long): DynamicFilterExec =
     copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
       broadcast = broadcast ++ sources.map(_.broadcast), probedInStage = this.probedInStage ++ sources.map(_ => probedInStage),
+      minScanBytes = this.minScanBytes ++ sources.map(_ => minScanBytes),
       creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
 
   /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
@@ -165,7 +170,7 @@ case class DynamicFilterExec(
   override protected def doPrepare(): Unit = prepared
 
   /** `plan` with filter `i` built and pushed into it (or dropped). */
-  private def prepare(plan: SparkPlan, i: Int): SparkPlan = dropUnbuilt(i) match {
+  private def prepare(plan: SparkPlan, i: Int): SparkPlan = smallAfterDpp(i).orElse(dropUnbuilt(i)) match {
     case Some(reason) => drop(i, reason); plan
     case None =>
       val filter = build(i)
@@ -208,6 +213,18 @@ case class DynamicFilterExec(
           "against the key column's values in the scan's footers; not collected)"
       }
     case _ => None
+  }
+
+  // what the scan reads once DPP has run (None: no DPP on it), asked once for every filter
+  @transient private lazy val keptByDpp = KeyScanPushdown.scanBelow(child).flatMap(PrunedScanBytes(_))
+
+  /** Why filter `i` is dropped before its keys are collected, if the scan reads less than it must for the
+   * filter to pay once dynamic partition pruning has run (the planner sized it by the whole table). */
+  private def smallAfterDpp(i: Int): Option[String] = {
+    val least = sourcesOf(i).map(minScanBytes).min
+    if (least <= 0) None
+    else keptByDpp.filter(_.bytes < least).map(k => s"the scan reads ${k.bytes} bytes once dynamic partition " +
+      s"pruning has run (${k.files} of ${k.ofFiles} files), < the $least it must for the filter to pay (minApplicationBytes)")
   }
 
   /** Filter `i` dropped before the scan, for `reason`: not pushed, not tested (no code). */
@@ -355,7 +372,7 @@ case class DynamicFilterExec(
 
 object DynamicFilterExec {
   /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see `and`). */
-  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean)
-      : DynamicFilterExec =
-    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage)
+  def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
+      minScanBytes: Long): DynamicFilterExec =
+    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage, minScanBytes)
 }

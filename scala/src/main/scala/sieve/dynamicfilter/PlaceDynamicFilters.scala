@@ -14,7 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import sieve.Preconditions
 import sieve.config.SieveConf
-import sieve.scan.KeyScanPushdown
+import sieve.scan.{KeyScanPushdown, PrunedScanBytes}
 
 /**
  * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan
@@ -146,7 +146,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
           val probedInStage = a.source.broadcast && !route.apart && !route.feeding
           pays(target, targetKeys, a.source, route).orElse(skipsNothing(target, targetKeys, probedInStage)) match {
             case Some(why) => reasons += why; None
-            case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage))
+            case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage, minScanBytes(a.source, route)))
           }
         }
       }.map { newApp =>
@@ -209,11 +209,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         else None).flatten
     }
 
+  // (a filter in the copies of a shared exchange: not probed in stage, and not sized again after DPP)
   private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],
-      probedInStage: Boolean = false): SparkPlan = target match {
-    case f: DynamicFilterExec => if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage)
+      probedInStage: Boolean = false, minScanBytes: Long = 0): SparkPlan = target match {
+    case f: DynamicFilterExec =>
+      if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage, minScanBytes)
     case _ =>
-      val f = DynamicFilterExec(target, keys, sources, probedInStage)
+      val f = DynamicFilterExec(target, keys, sources, probedInStage, minScanBytes)
       // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
       // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
       // to the creation side's exchange)
@@ -289,8 +291,6 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route)
       : Option[String] = {
     val creation = source.creation
-    val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
-    val sizeSaysAll = !route.feeding && !(beforeShuffle && source.broadcast)
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
     val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
@@ -301,9 +301,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
     // TPC-DS q95: two long columns of web_sales, 31 MB, into the sort-merge self-join of ws_wh
-    val saves = if (beforeShuffle) bytes * ShuffledRowCost else bytes
-    if (saves < minBytes && sizeSaysAll)
-      Some(s"$name reads $bytes bytes${if (beforeShuffle) s" (x$ShuffledRowCost: its rows go into a shuffle)" else ""}" +
+    val least = minScanBytes(source, route)
+    if (bytes < least)
+      Some(s"$name reads $bytes bytes${if (least < minBytes) s" (x$ShuffledRowCost: its rows go into a shuffle)" else ""}" +
         s" < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
@@ -319,6 +319,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         Some(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
       else None
     }
+  }
+
+  /** The bytes a scan must read for a filter over `route` from `source` to pay (see `pays`): 0 when its size
+   * does not decide, a third of `minApplicationBytes` when each row it drops would also go into a shuffle. */
+  private def minScanBytes(source: KeyCollector.Source, route: KeyLineage.Route): Long = {
+    val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
+    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
+    if (route.feeding || (beforeShuffle && source.broadcast)) 0L
+    else if (beforeShuffle) (minBytes + ShuffledRowCost - 1) / ShuffledRowCost
+    else minBytes
   }
 
   /** Why not, when a filter would only be pushed into the scan (its broadcast join probes each row in the
@@ -349,10 +359,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
 
   /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */
   private def scanBytes(scan: SparkPlan): BigInt = scan match {
-    case s: FileSourceScanExec =>
-      val all = math.max(s.relation.dataSchema.map(_.dataType.defaultSize).sum, 1)
-      val read = s.requiredSchema.map(_.dataType.defaultSize).sum
-      BigInt(s.relation.sizeInBytes) * read / all
+    case s: FileSourceScanExec => PrunedScanBytes.readShare(s, s.relation.sizeInBytes)
     case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
     case other => sizeOf(other)
   }

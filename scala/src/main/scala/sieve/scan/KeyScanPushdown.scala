@@ -66,9 +66,13 @@ object KeyScanPushdown {
   /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
    * is copied when the scan gets the pushed filter, so it holds nothing whose state the generated code
    * of this stage already refers to (another filter's set, a join's hash relation). */
-  def scanBelow(plan: SparkPlan, key: Attribute): Option[FileSourceScanExec] = plan match {
-    case scan: FileSourceScanExec => Some(scan).filter(_.output.exists(_.exprId == key.exprId))
-    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head, key)
+  def scanBelow(plan: SparkPlan, key: Attribute): Option[FileSourceScanExec] =
+    scanBelow(plan).filter(_.output.exists(_.exprId == key.exprId))
+
+  /** The file scan at the end of such a chain. */
+  def scanBelow(plan: SparkPlan): Option[FileSourceScanExec] = plan match {
+    case scan: FileSourceScanExec => Some(scan)
+    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head)
     case _ => None
   }
 
@@ -166,5 +170,5 @@ object KeyScanPushdown {
 
   // the static partition filters only (DPP's need their subquery run): a superset of the files read
   private def staticFilters(scan: FileSourceScanExec): Seq[Expression] =
-    scan.partitionFilters.filterNot(_.exists(_.isInstanceOf[PlanExpression[_]]))
+    scan.partitionFilters.filterNot(PrunedScanBytes.isDynamic)
 }

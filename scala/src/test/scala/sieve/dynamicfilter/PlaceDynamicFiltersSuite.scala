@@ -287,6 +287,30 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("partitioned fact: a filter that pays on the table but not on what DPP keeps is dropped before its keys") {
+    // p = 3: DPP keeps one partition of four; the filter on k is placed for the whole table's bytes
+    val q = "SELECT f.v FROM fact_by_p f JOIN (SELECT k2 % 4 AS p FROM d2 WHERE k2 = 3) dp ON f.p = dp.p " +
+      "JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"
+    val files = Files.walk(new java.io.File(s"$dir/fact_by_p").toPath).toArray.map(_.asInstanceOf[java.nio.file.Path].toFile)
+    val tableBytes = files.filter(_.getName.endsWith(".parquet")).map(_.length).sum
+    // the scan reads k and v: three quarters of the columns' width, a quarter of them in partition p = 3
+    def onFact(minBytes: Long): DynamicFilterExec = eager(joins("10485760") :+
+        ("spark.sieve.dynamicFilter.minApplicationBytes" -> minBytes.toString): _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      assert(placement(df) === Seq("fact_by_p" -> Seq("k")), df.queryExecution.executedPlan)
+      filters(df).head
+    }
+    val dropped = onFact(tableBytes * 4 / 10)
+    assert(dropped.filterDescription(0).matches(
+      "dropped before the scan: the scan reads \\d+ bytes once dynamic partition pruning has run \\((\\d+) of (\\d+) files\\).*"),
+      dropped.filterDescription(0))
+    assert(dropped.metrics("droppedBeforeScan0").value === 1 && dropped.metrics("numKeys0").value === 0)
+    // below what DPP keeps: the filter collects its keys and keeps k % 100 = 7 of partition 3's 10,000 rows
+    // (400: k2 = id % 500 is 7 mod 100 there, so k2 % 4 = 3)
+    val kept = onFact(tableBytes / 10)
+    assert(kept.metrics("droppedBeforeScan0").value === 0 && rowsOut(kept) === 400, kept.filterDescription(0))
+  }
+
   // AQE off: once AQE has run g's stage, its measured shuffle (10,000 uncompressed rows) is larger than
   // fact's compressed scan of these tiny tables, and that rule declines (at sf10 q50: MBs against GBs)
   test("a creation side read from pruned partitions counts as filtered (TPC-DS q50's shape, partitioned)") {
