@@ -141,7 +141,8 @@ object KeyScanPushdown {
   /** Whether the key column's values are spread over every row group of the scan below `plan`: each of a
    * sample of its row groups ([[KeyPrunedFileIndex.footerSample]], at most `SampleFiles` footers) spans
    * at least half of the range of values they hold together. No key ranges pushed into such a scan skip a
-   * row group unless every key lies at one end of that range. False when the footers do not say, and for
+   * row group unless every key lies at one end of that range. Not a column of one value (keys without it
+   * rule out every row group). False when the footers do not say, and for
    * a scan whose files are not listed in memory already (a catalog table's partitions: listing them again
    * each time a plan is made costs more than the answer saves). */
   def keysSpreadOverRowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Boolean =
@@ -150,7 +151,7 @@ object KeyScanPushdown {
       val held = groups.filter(_.hasValues)
       held.nonEmpty && {
         val whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
-        held.forall(g => (g.max.toDouble - g.min + 1) >= whole / 2)
+        whole > 1 && held.forall(g => (g.max.toDouble - g.min + 1) >= whole / 2)
       }
     }
 

@@ -28,6 +28,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // not sorted: every row group holds keys from all over [0, 2000)
     spark.range(40000).selectExpr("CAST(pmod(hash(id), 2000) AS INT) AS k", "id AS v").coalesce(1)
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_unsorted")
+    // one key value in every row group
+    spark.range(40000).selectExpr("CAST(7 AS INT) AS k", "id AS v").coalesce(1)
+      .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_constant")
     // and as ORC (row index stride 10,000 rows: 4 row groups, sorted by k)
     spark.read.parquet(s"$dir/fact").coalesce(1).write.orc(s"$dir/fact_orc")
   }
@@ -38,6 +41,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.parquet(s"$dir/fact_files").createOrReplaceTempView("fact_files")
     s.read.orc(s"$dir/fact_orc").createOrReplaceTempView("fact_orc")
     s.read.parquet(s"$dir/fact_unsorted").createOrReplaceTempView("fact_unsorted")
+    s.read.parquet(s"$dir/fact_constant").createOrReplaceTempView("fact_constant")
   }
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
@@ -160,6 +164,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(filters(spread).isEmpty)
       val why = DynamicFilterExplain(spread.queryExecution.executedPlan).mkString("\n")
       assert(why.contains("k's values are spread over every row group (sampled footers)"), why)
+      // one value everywhere is not spread: keys without it rule out every row group (here the one file)
+      val constant = only(checkAnswerAgainstVanilla(sql(q.format("fact_constant"))))
+      assert(metric(constant, "filesSkipped") === 1, constant.filterDescription(0))
     }
     withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false",
         "spark.sieve.dynamicFilter.maxFooterFiles" -> "0") { // footers not read: they do not say so
