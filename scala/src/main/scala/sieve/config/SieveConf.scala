@@ -69,7 +69,8 @@ object SieveConf {
   val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.minApplicationBytes", default = 64L << 20,
     "A join side is filtered only when Spark estimates it at least this many bytes: below, reading it " +
-      "whole costs less than waiting for the other side's keys.")
+      "whole costs less than waiting for the other side's keys. A scan that dynamic partition pruning prunes " +
+      "is checked again once DPP has run, by the bytes of the files it keeps.")
 
   val DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.throughPreservedSide", default = true,
