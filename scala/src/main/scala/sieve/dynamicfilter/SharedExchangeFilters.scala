@@ -23,13 +23,16 @@ import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
  */
 object SharedExchangeFilters {
 
-  /** What a join could put on `target`: a filter of its `keys`, read from `source`. */
-  final case class Proposal(join: SparkPlan, target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source)
+  /** What a join could put on `target`: a filter of its `keys`, read from `source`; `minScanBytes`: what the
+   * scan must read for it to pay, checked again once DPP has run (0: its size does not decide). */
+  final case class Proposal(join: SparkPlan, target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      minScanBytes: Long)
 
   /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (by `put`: the
-   * target with a filter of its keys fed by all the sources), and the joins that feed one untagged. */
+   * target with a filter of its keys fed by all the sources, and the least `minScanBytes` of their
+   * proposals), and the joins that feed one untagged. */
   def apply(plan: SparkPlan, proposals: => Seq[Proposal])(
-      put: (SparkPlan, Seq[Expression], Seq[KeyCollector.Source]) => SparkPlan): SparkPlan = {
+      put: (SparkPlan, Seq[Expression], Seq[KeyCollector.Source], Long) => SparkPlan): SparkPlan = {
     val inPlan = plan.collect { case e: Exchange => e }.groupBy(CreationRewire.unfiltered).filter(_._2.size > 1)
     if (inPlan.isEmpty) return plan
     val everywhere = plan.collectWithSubqueries {
@@ -78,13 +81,15 @@ object SharedExchangeFilters {
       at.map(_.keySet).reduce(_ intersect _).toSeq.sortBy(_._1).foreach { case place @ (index, _) =>
         val targets = orders.flatMap(_.lift(index))
         val sources = distinct(at.flatMap(_(place)).map(_.source))
+        // checked again after DPP only when every join's filter there is sized by the scan
+        val minScanBytes = at.flatMap(_(place)).map(_.minScanBytes).min
         val alike = targets.size == copies.size &&
           targets.forall(t => CreationRewire.unfiltered(t) == CreationRewire.unfiltered(targets.head)) &&
           sources.forall(_.keys.map(_.dataType) == sources.head.keys.map(_.dataType))
         if (alike) {
           // each copy's own proposal gives the keys over its target's attributes
           targets.zip(at).foreach { case (t, here) =>
-            replace.put(t, put(Option(replace.get(t)).getOrElse(t), here(place).head.keys, sources))
+            replace.put(t, put(Option(replace.get(t)).getOrElse(t), here(place).head.keys, sources, minScanBytes))
           }
           feeding ++= at.flatMap(_(place)).map(_.join)
         }
