@@ -68,6 +68,8 @@ import zipfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from forced import FORCED
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("SIEVE_CACHE") or REPO / ".cache") / "sql-corpus"
 INPUTS = CORPUS / "inputs"
@@ -256,11 +258,8 @@ def session_conf(sieve, workdir):
         "spark.sql.codegen.fallback": "false",       # generated code that does not compile fails
         "spark.sql.warehouse.dir": str(Path(workdir) / "warehouse"),
         "spark.sieve.enabled": "true" if sieve else "false",
-        "spark.sieve.dynamicFilter.minApplicationBytes": "0",
         "spark.sieve.dynamicFilter.minSizeRatio": "1",
-        # every row tested, also below broadcast joins: by default their filters are left out where the
-        # footers show the key spread over every row group, as in most of these small files
-        "spark.sieve.dynamicFilter.sameStageRowTest": "true",
+        **FORCED,
     }
 
 

@@ -13,9 +13,8 @@ What runs, sized to keep the module near 10 minutes on a 2-core machine (flat la
 - ``test_sieve_matches_vanilla[qNN-aqe_off]``: AQE off for the fixed subset ``AQE_OFF_QUERIES`` (all 99
   with ``SIEVE_TPCDS_FULL=1``), sieve on, against the same vanilla answer: vanilla Spark's answer to a
   deterministic query does not depend on AQE, so it is computed once per query (with AQE on).
-- Dynamic filters are forced onto every join the rule allows (``minApplicationBytes=0``: these tables
-  are far below the 64 MB default; ``sameStageRowTest=true``: every row tested, also below the broadcast
-  joins whose filters the default leaves out where the footers show the key spread over every row group); ``test_dynamic_filters_are_in_most_plans`` checks that they are in
+- Dynamic filters are forced onto every join the rule allows (``forced.py``: ``minApplicationBytes=0``,
+  ``sameStageRowTest=true``); ``test_dynamic_filters_are_in_most_plans`` checks that they are in
   most plans, and ``test_sieve_matches_vanilla_beyond_the_in_set`` reruns the AQE-off subset with AQE
   on and ``maxInSetSize=2``, so that filters become exact bitmaps and bloom filters (both must occur).
 - ``test_vanilla_spark_agrees_with_duckdb``: vanilla Spark's answers (reused, no new Spark runs) against
@@ -50,6 +49,7 @@ import pytest
 
 import tpcds
 from answers import diff_answers
+from forced import force, unforce
 from plans import dynamic_filters, metric, named
 from spark_line import LINE
 from spark_sieve import explain as sieve_explain
@@ -214,21 +214,14 @@ def partitioned_dir(tpcds_spark, tpcds_dir):
 @pytest.fixture(scope="module")
 def tpcds_spark(spark):
     spark.sparkContext.setLogLevel("ERROR")
-    # sf=0.01 tables are far below the 64 MB a dynamic filter waits for by default: without this, no
-    # query here would get one, and "sieve equals vanilla" would say nothing about them
-    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
-    # and every row tested, also below broadcast joins that probe it in its stage (by default such a filter
-    # is only pushed into the scan, and not placed at all where the scan's footers show its key spread over
-    # every row group, as at this scale): the answers then check every key set's test
-    spark.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
+    force(spark)
     # Spark lists more than 32 subdirectories with a job of one task per directory: for the
     # partitioned layout's ~6,200 local directories that is 15 times slower than listing on the driver
     spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")
     _VIEWS.clear()
     yield spark
-    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled",
-                "spark.sieve.dynamicFilter.minApplicationBytes", "spark.sieve.dynamicFilter.maxInSetSize",
-                "spark.sieve.dynamicFilter.sameStageRowTest",
+    unforce(spark)
+    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.maxInSetSize",
                 "spark.sql.sources.parallelPartitionDiscovery.threshold"):
         spark.conf.unset(key)
 
@@ -466,14 +459,13 @@ def test_tpcds_cluster(cluster_spark, queries, tpcds_dir):
     """Join-heavy queries with sieve on equal vanilla's when the executors run in their own JVMs."""
     cluster_spark.sparkContext.setLogLevel("ERROR")
     tpcds.register(cluster_spark, tpcds_dir)
-    cluster_spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")  # as in tpcds_spark
-    cluster_spark.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
+    force(cluster_spark)  # as in tpcds_spark
     try:
         for n in CLUSTER_QUERIES:
             # vanilla's answer does not depend on where it runs: reuse the local one when there is one
             expected = _vanilla_answer(cluster_spark, queries, n, cache=_VANILLA)
             _check_sieve(cluster_spark, queries, n, True, expected, where=" on the standalone cluster")
     finally:
-        for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes",
-                    "spark.sieve.dynamicFilter.sameStageRowTest"):
+        unforce(cluster_spark)
+        for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled"):
             cluster_spark.conf.unset(key)

@@ -10,6 +10,7 @@ import pytest
 
 import tpch
 from answers import diff_answers
+from forced import force, unforce
 from plans import dynamic_filters
 
 CACHE = Path(os.environ.get("SIEVE_CACHE") or Path(__file__).resolve().parent.parent / ".cache") / "tpch"
@@ -21,13 +22,10 @@ _FILTERED = {}   # query number -> dynamic filter operators in sieve's plan (AQE
 def tpch_spark(spark):
     spark.sparkContext.setLogLevel("ERROR")
     tpch.register(spark, tpch.generate(CACHE / "sf0.01", 0.01, parts=2))
-    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
-    # every row tested, also below broadcast joins (as test_tpcds.py: the default leaves those filters out
-    # where the footers show the key spread over every row group)
-    spark.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
+    force(spark)
     yield spark
-    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.minApplicationBytes",
-                "spark.sieve.dynamicFilter.sameStageRowTest"):
+    unforce(spark)
+    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled"):
         spark.conf.unset(key)
 
 
