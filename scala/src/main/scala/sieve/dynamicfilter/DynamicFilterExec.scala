@@ -30,7 +30,9 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * At execution, on the driver: each filter's keys are read from its exchange ([[KeyCollector]]) and its
  * test chosen from their real count; a single-column filter's IN-set (small ones) or ranges are added to
  * the data filters of the file scan below, so Parquet / ORC skip row groups, and Parquet footers are read
- * to skip files. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
+ * to skip files. A filter on a scan that DPP prunes is first sized again by the files DPP keeps
+ * ([[PrunedScanBytes]]) against `minScanBytes` (the planner sized it by the whole table): below, it is
+ * dropped before its keys are collected. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
  * filters are tested in the order of their pass rates measured
  * in each task ([[KeyTestOrder]]). A filter dropped before the scan does nothing: one expected to keep
  * nearly every row. With `sameStageRowTest` off, a filter fed only by broadcast joins that probe these
