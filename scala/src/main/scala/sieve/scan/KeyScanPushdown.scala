@@ -119,7 +119,7 @@ object KeyScanPushdown {
 
   /** The files the scan may read: its listing under its static partition filters (a superset). */
   private def listed(scan: FileSourceScanExec): Seq[FileStatus] =
-    scan.relation.location.listFiles(staticFilters(scan), Nil).flatMap(_.files.map(_.fileStatus))
+    scan.relation.location.listFiles(PrunedScanBytes.staticFilters(scan), Nil).flatMap(_.files.map(_.fileStatus))
 
   /** The key column's row-group statistics over every file the scan below `plan` may read (its footers,
    * read once: the footer pruning that follows reuses them) — over more than `maxFiles` files, a sample's
@@ -168,8 +168,4 @@ object KeyScanPushdown {
 
   private def hadoopConf(scan: FileSourceScanExec) =
     scan.relation.sparkSession.sessionState.newHadoopConfWithOptions(scan.relation.options)
-
-  // the static partition filters only (DPP's need their subquery run): a superset of the files read
-  private def staticFilters(scan: FileSourceScanExec): Seq[Expression] =
-    scan.partitionFilters.filterNot(PrunedScanBytes.isDynamic)
 }

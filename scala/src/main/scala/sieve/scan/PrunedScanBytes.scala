@@ -32,7 +32,7 @@ object PrunedScanBytes {
           val i = partitions.indexWhere(_.name == a.name)
           BoundReference(i, partitions(i).dataType, nullable = true)
       })
-      val listed = scan.relation.location.listFiles(scan.partitionFilters.filterNot(isDynamic), Nil)
+      val listed = scan.relation.location.listFiles(staticFilters(scan), Nil)
       val kept = listed.filter(p => predicate.eval(p.values))
       val fileBytes = kept.flatMap(_.files.map(_.fileStatus.getLen)).map(BigInt(_)).sum
       Some(Kept(readShare(scan, fileBytes), kept.map(_.files.size).sum, listed.map(_.files.size).sum))
@@ -45,6 +45,9 @@ object PrunedScanBytes {
     fileBytes * scan.requiredSchema.map(_.dataType.defaultSize).sum / all
   }
 
+  /** The static partition filters only (DPP's need their subquery run): a superset of the files read. */
+  def staticFilters(scan: FileSourceScanExec): Seq[Expression] = scan.partitionFilters.filterNot(isDynamic)
+
   /** A partition filter of DPP's (it holds a subquery). */
-  def isDynamic(e: Expression): Boolean = e.exists(_.isInstanceOf[PlanExpression[_]])
+  private def isDynamic(e: Expression): Boolean = e.exists(_.isInstanceOf[PlanExpression[_]])
 }
