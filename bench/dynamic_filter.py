@@ -411,15 +411,24 @@ def goals(results):
 # ---- TPC-DS and TPC-H ----------------------------------------------------------------------------
 
 def _filter_count(plan_text):
-    """Dynamic filter operators in a final plan's text, each once: one inside a broadcast is printed again
-    under every filter that reads that broadcast's keys. When AQE found the result empty and replaced the
-    plan by an EmptyRelation (TPC-DS q17 at sf10: a filtered stage came out empty first), the filters
-    that ran are only in the initial plan."""
+    """(ran, planned): dynamic filter operators in a final plan's text and in its initial plan's, each once
+    (one inside a broadcast is printed again under every filter that reads that broadcast's keys). When AQE
+    found the result empty and replaced the plan by an EmptyRelation (TPC-DS q17 at sf10: a filtered stage
+    came out empty first), the filters that ran are only in the initial plan. A filter planned and gone
+    from the final plan still changed how the query ran: its scan's stage waited for its keys, and AQE
+    re-planned the join once they were known (TPC-DS q37 partitioned: catalog_sales, whose filter made it
+    wait for the other side's shuffle, then read under a broadcast join and never shuffled)."""
     final, _, initial = plan_text.partition("== Initial Plan ==")
 
     def count(text):
         return len({line.split("DynamicFilter ", 1)[1] for line in text.splitlines() if "DynamicFilter " in line})
-    return count(final) or (count(initial) if "EmptyRelation" in final else 0)
+    planned = count(initial) if initial else count(final)
+    return (count(final) or (planned if "EmptyRelation" in final else 0)), planned
+
+
+def _dfs_cell(counts):
+    ran, planned = counts
+    return "" if not planned and not ran else str(ran) if ran >= planned else f"{ran} ({planned} planned)"
 
 
 def _suite(name, sf, spark, partitioned=False):
@@ -476,6 +485,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
     print("|---|---|" + "---|" * (len(variants) + len(rat) + bool(cpu_pair) + len(sieves)), flush=True)
     cpu_totals = {v: 0.0 for v in variants}
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
+    planned_only = {}  # a filter in the initial plan only (see _filter_count)
     changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
     slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
@@ -494,8 +504,9 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         for v in wrong_answers(answers):
             errors[v], all_times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
         dfs = {v: _filter_count(plans.get(v, "")) for v in sieves}
+        changed = any(ran or planned for ran, planned in dfs.values())
         runs = 1
-        if any(dfs.values()) and args.runs > 1 and not errors:
+        if changed and args.runs > 1 and not errors:
             # the first run counts as one of them; short queries vary most between runs and cost least
             short = all(ts and max(ts) < args.short_under for ts in all_times.values())
             runs = max(args.runs, args.short_runs) if short else args.runs
@@ -508,29 +519,31 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
         if "vanilla" in variants and "sieve" in variants and times["vanilla"] and times["sieve"]:
             if times["vanilla"] / times["sieve"] < 0.9:  # a query cut at the limit (None) is not compared
-                slower[bool(any(dfs.values()))].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
+                slower[changed].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
         for v in sieves:
-            if dfs[v]:
+            if dfs[v][0]:
                 with_df.setdefault(v, []).append(name_q)
+            elif dfs[v][1]:
+                planned_only.setdefault(v, []).append(name_q)
         failed += [f"{name_q} under {v}: {e}" for v, e in errors.items()]
         if not errors and all(times[v] is not None for v in variants):
             measured += 1
             for v in variants:
                 totals[v] += times[v]
                 cpu_totals[v] += cpu_med[v] or 0.0
-                if any(dfs.values()):
+                if changed:
                     changed_totals[v] += times[v]
-            changed_measured += 1 if any(dfs.values()) else 0
+            changed_measured += 1 if changed else 0
         else:
             cut += 0 if errors else 1
         print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
               + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
               + (f" | {ratio(cpu_med[cpu_pair[0]], cpu_med[cpu_pair[1]])}" if cpu_pair else "")
-              + "".join(f" | {dfs[v] or ''}" for v in sieves) + " |", flush=True)
+              + "".join(f" | {_dfs_cell(dfs[v])}" for v in sieves) + " |", flush=True)
         if errors and args.fail_fast:
             print(f"\n--fail-fast: stopped after {name_q}")
             break
-    for label, t, count in (("total", totals, measured), ("queries with a filter", changed_totals, changed_measured)):
+    for label, t, count in (("total", totals, measured), ("queries with a filter (planned)", changed_totals, changed_measured)):
         print(f"| **{label}** ({count} measured) | | "
               + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
               + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat)
@@ -545,6 +558,9 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         names = with_df.get(v, [])
         print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {run_count}"
               + (f" ({', '.join(names)})" if names else ""))
+        if planned_only.get(v):
+            print(f"\nqueries whose {v} initial plan held a filter that the final plan does not: "
+                  f"{len(planned_only[v])} ({', '.join(planned_only[v])})")
     if "vanilla" in variants and "sieve" in variants:
         print(f"\nmore than 10% slower than vanilla, with a filter: {', '.join(slower[True]) or 'none'}; "
               f"without one (the same plan: run-to-run noise): {', '.join(slower[False]) or 'none'}")

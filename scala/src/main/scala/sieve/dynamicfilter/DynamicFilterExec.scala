@@ -76,6 +76,15 @@ case class DynamicFilterExec(
       minScanBytes = this.minScanBytes ++ sources.map(_ => minScanBytes),
       creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
 
+  /** This operator without filter `f` (the child alone when it was the only one). */
+  def without(f: Int): SparkPlan = {
+    val kept = creations.indices.filterNot(filterOf(_) == f)
+    if (kept.isEmpty) child
+    else copy(keys = kept.map(keys), creationKeys = kept.map(creationKeys), broadcast = kept.map(broadcast),
+      probedInStage = kept.map(probedInStage), minScanBytes = kept.map(minScanBytes), creations = kept.map(creations),
+      filterOf = kept.map(i => if (filterOf(i) > f) filterOf(i) - 1 else filterOf(i)))
+  }
+
   /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
    * nothing). */
   def has(filterKeys: Seq[Expression], sources: Seq[SparkPlan]): Boolean = (0 until filterCount).exists { f =>
@@ -148,11 +157,12 @@ case class DynamicFilterExec(
     s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
-  private def sources(f: Int): Seq[KeyCollector.Source] =
+  /** The creation sides feeding filter `f`. */
+  def sources(f: Int): Seq[KeyCollector.Source] =
     sourcesOf(f).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c)))
 
   /** Filter `f`'s keys over the child's rows. */
-  private def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
+  def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
 
   override def simpleString(maxFields: Int): String =
     s"DynamicFilter ${(0 until filterCount).map(describeFilter).mkString(" AND ")}"

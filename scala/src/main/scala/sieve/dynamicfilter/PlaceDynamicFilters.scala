@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, Left
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
-  SubqueryAdaptiveBroadcastExec}
+  SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
@@ -14,7 +14,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import sieve.Preconditions
 import sieve.config.SieveConf
-import sieve.scan.{KeyScanPushdown, PrunedScanBytes}
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /**
  * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan
@@ -64,7 +64,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       // whose keys then filter store_sales); a plan the first walk left alone is not walked twice
       val result = for {
         once <- pass(plan)
-        placed <- if (once eq plan) Some(once) else pass(once)
+        twice <- if (once eq plan) Some(once) else pass(once)
+        placed <- CreationRewire(withoutWholeTableFilters(twice))
         done <- CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter(_, _, _, false, _)))
       } yield done
       result.getOrElse {
@@ -205,7 +206,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (pays(target, keys, source, route).isEmpty)
+        if (pays(target, keys, source, route).isEmpty &&
+            (hasSelectiveFilter(source.creation, target) || wholeTableKeepsNearlyAll(scanOf(target), keys, source).isEmpty))
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(source, route, afterDpp = true)))
         else None).flatten
     }
@@ -320,6 +322,75 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         Some(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
       else None
     }
+  }
+
+  /** `plan` without the filters whose creation side is still a whole table once every filter is placed (a
+   * filter placed below it later, which its keys feed, makes it selective: `fact ⋈ d1 ⋈ d2`, d2's keys
+   * filter d1) and whose keys would keep nearly every row ([[wholeTableKeepsNearlyAll]]); their joins are
+   * tagged with why, unless another filter reads their keys. Bottom-up: a broadcast that loses its filter
+   * here is a whole table again for the filters above that read it. */
+  private def withoutWholeTableFilters(plan: SparkPlan): SparkPlan = {
+    val why = scala.collection.mutable.LinkedHashMap[SparkPlan, String]()
+    val trimmed = plan.transformUp { case d: DynamicFilterExec =>
+      (d.filterCount - 1 to 0 by -1).foldLeft(d: SparkPlan) {
+        case (f: DynamicFilterExec, i) => f.sources(i) match {
+          case Seq(source) if !hasSelectiveFilter(source.creation, f) =>
+            wholeTableKeepsNearlyAll(scanOf(f), f.filterKeys(i), source) match {
+              case Some(reason) => why(CreationRewire.unfiltered(source.creation)) = reason; f.without(i)
+              case None => f
+            }
+          case _ => f
+        }
+        case (other, _) => other
+      }
+    }
+    if (why.nonEmpty) {
+      val read = trimmed.collect { case f: DynamicFilterExec => f.creations }.flatten.map(CreationRewire.unfiltered).toSet
+      trimmed.foreach {
+        case EquiJoin(j) => (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered)
+          .find(e => why.contains(e) && !read.contains(e)).foreach { e =>
+            j.join.logicalLink.foreach(_.setTagValue(NoFilter, why(e)))
+            j.join.setTagValue(NoFilter, why(e))
+          }
+        case _ =>
+      }
+    }
+    trimmed
+  }
+
+  /** Why not, when the creation side (unfiltered) is a whole table read as it is and its footers say its keys would keep
+   * more than `maxPassRatio` of the scan's rows: as many keys as it has rows, over its key column's range,
+   * against the scan's sampled footers ([[KeepEstimate]], as [[DynamicFilterExec]] asks of a broadcast's
+   * keys once they are known). A dimension joined on its primary key for its columns is small next to its
+   * fact, and holds every key the fact does (TPC-DS q68 partitioned: store_sales waited for customer's
+   * 500,000-row broadcast, 0.8x vanilla, to drop the filter at run time); a small table that holds a
+   * few of the keys (a list of customers to keep) keeps its filter. */
+  private def wholeTableKeepsNearlyAll(scan: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source)
+      : Option[String] = (keys, source.keys) match {
+    case (Seq(appKey: Attribute), Seq(creationKey: Attribute)) =>
+      val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
+      val maxPassRatio = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
+      for {
+        table <- KeyScanPushdown.plannedRowGroups(exchanged(source.creation), creationKey, maxFiles, conf, whole = true)
+        held = table.filter(_.hasValues) if held.nonEmpty
+        groups <- KeyScanPushdown.plannedRowGroups(scan, appKey,
+          math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
+        (rows, lo, hi) = (held.map(_.rows).sum, held.map(_.min).min, held.map(_.max).max)
+        keep <- KeepEstimate.of(rows.toDouble, lo, hi, groups) if keep > maxPassRatio
+      } yield f"the creation side is a whole table whose $rows keys in [$lo, $hi] would keep ${keep * 100}%.0f%% " +
+        s"of ${nameOf(scan)}'s rows (footers: the table's, the scan's sampled), more than maxPassRatio"
+    case _ => None
+  }
+
+  /** What an exchange (or its stage, or a reuse of it) computes. */
+  private def exchanged(plan: SparkPlan): SparkPlan = plan match {
+    case s: QueryStageExec => exchanged(s.plan)
+    case r: ReusedExchangeExec => exchanged(r.child)
+    case e: Exchange => e.child match {
+      case w: WholeStageCodegenExec => w.child
+      case c => c
+    }
+    case other => other
   }
 
   /** The bytes a scan must read for a filter over `route` from `source` to pay (see `pays`): 0 when its size

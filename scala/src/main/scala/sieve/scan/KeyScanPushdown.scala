@@ -139,21 +139,26 @@ object KeyScanPushdown {
     }
 
   /** Whether the key column's values are spread over every row group of the scan below `plan`: each of a
-   * sample of its row groups ([[KeyPrunedFileIndex.footerSample]], at most `SampleFiles` footers) spans
-   * at least half of the range of values they hold together. No key ranges pushed into such a scan skip a
-   * row group unless every key lies at one end of that range. Not a column of one value (keys without it
-   * rule out every row group). False when the footers do not say, and for
-   * a scan whose files are not listed in memory already (a catalog table's partitions: listing them again
-   * each time a plan is made costs more than the answer saves). */
+   * sample of its row groups ([[plannedRowGroups]]) spans at least half of the range of values they hold
+   * together. No key ranges pushed into such a scan skip a row group unless every key lies at one end of
+   * that range. Not a column of one value (keys without it rule out every row group). False when the
+   * footers do not say. */
   def keysSpreadOverRowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Boolean =
-    scanBelow(plan, key).exists(_.relation.location.isInstanceOf[PartitioningAwareFileIndex]) &&
-    rowGroups(plan, key, math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf).exists { groups =>
+    plannedRowGroups(plan, key, math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf).exists { groups =>
       val held = groups.filter(_.hasValues)
       held.nonEmpty && {
         val whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
         whole > 1 && held.forall(g => (g.max.toDouble - g.min + 1) >= whole / 2)
       }
     }
+
+  /** [[rowGroups]] for the planner, which asks before anything runs: only for a scan whose files are listed
+   * in memory already (a catalog table's partitions: listing them again each time a plan is made costs
+   * more than the answer saves) and, with `whole`, only when every footer is read (no sample). */
+  def plannedRowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf,
+      whole: Boolean = false): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    scanBelow(plan, key).filter(s => s.relation.location.isInstanceOf[PartitioningAwareFileIndex] &&
+      (!whole || listed(s).size <= maxFiles)).flatMap(_ => rowGroups(plan, key, maxFiles, conf))
 
   /** A plain Parquet scan of an integral or date data column, whose footers may be read. */
   private def footersUsable(scan: FileSourceScanExec, column: Attribute, maxFiles: Long, conf: SQLConf): Boolean = {

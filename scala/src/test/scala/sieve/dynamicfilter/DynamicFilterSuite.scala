@@ -31,6 +31,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // one key value in every row group
     spark.range(40000).selectExpr("CAST(7 AS INT) AS k", "id AS v").coalesce(1)
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_constant")
+    // a small table of 20 keys spread over fact's [0, 2000)
+    spark.range(20).selectExpr("CAST(id * 100 AS INT) AS k").write.parquet(s"$dir/dim_few")
     // and as ORC (row index stride 10,000 rows: 4 row groups, sorted by k)
     spark.read.parquet(s"$dir/fact").coalesce(1).write.orc(s"$dir/fact_orc")
   }
@@ -42,6 +44,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.orc(s"$dir/fact_orc").createOrReplaceTempView("fact_orc")
     s.read.parquet(s"$dir/fact_unsorted").createOrReplaceTempView("fact_unsorted")
     s.read.parquet(s"$dir/fact_constant").createOrReplaceTempView("fact_constant")
+    s.read.parquet(s"$dir/dim_few").createOrReplaceTempView("dim_few")
   }
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
@@ -250,11 +253,11 @@ class DynamicFilterSuite extends SieveSessionSuite {
   }
 
   testWithAndWithoutAqe("a filter whose keys would keep nearly every row is dropped before the scan starts") {
-    withDynamicFilters("spark.sieve.dynamicFilter.minSizeRatio" -> "1") { // placed although the dim is unfiltered
-      // every dim key: all 40,000 fact rows match, so the filter is dropped from the broadcast keys' count and
-      // range alone, before they are collected into a set
+    withDynamicFilters("spark.sieve.dynamicFilter.minSizeRatio" -> "1") {
+      // every dim key (a filter that keeps every row: the planner cannot tell): all 40,000 fact rows match, so
+      // the filter is dropped from the broadcast keys' count and range alone, before they are collected into a set
       val reads = KeyCollector.reads.get
-      val all = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k"))
+      val all = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat >= 0"))
       val Seq(f) = filters(all)
       assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows") &&
         f.filterDescription(0).contains("keys in [") && f.filterDescription(0).endsWith("not collected)"),
@@ -268,6 +271,25 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(metric(g, "droppedBeforeScan") === 0 && metric(g, "numOutputRows") === 20000, g.filterDescription(0))
       val keep = """expected to keep ([0-9.]+)% of the scan's rows""".r.findFirstMatchIn(g.filterDescription(0))
       assert(keep.exists(m => m.group(1).toDouble > 45 && m.group(1).toDouble < 55), g.filterDescription(0))
+    }
+  }
+
+  testWithAndWithoutAqe("an unfiltered table whose footers say its keys keep nearly every row gets no filter") {
+    withDynamicFilters("spark.sieve.dynamicFilter.minSizeRatio" -> "1") {
+      // dim as it is: 2,000 rows over [0, 1999], every key of fact's; nothing waits for its keys
+      val whole = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k"))
+      assert(filters(whole).isEmpty, whole.queryExecution.executedPlan)
+      val why = DynamicFilterExplain(whole.queryExecution.executedPlan).mkString("\n")
+      assert(why.contains("the creation side is a whole table whose 2000 keys in [0, 1999] would keep 100% of " +
+        "the scan of fact_files's rows"), why)
+      // 20 keys over the same range: a small table that keeps few rows keeps its filter (400 of 40,000 rows)
+      val few = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_files f JOIN dim_few d ON f.k = d.k"))
+      val Seq(f) = filters(few)
+      assert(metric(f, "droppedBeforeScan") === 0 && metric(f, "numOutputRows") === 400, f.filterDescription(0))
+      // footers not read: the planner cannot tell, the run-time check drops it
+      withConf("spark.sieve.dynamicFilter.maxFooterFiles" -> "0") {
+        assert(filters(checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_files f JOIN dim d ON f.k = d.k"))).size === 1)
+      }
     }
   }
 
