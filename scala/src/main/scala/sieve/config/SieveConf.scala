@@ -93,7 +93,9 @@ object SieveConf {
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
-      "application side is estimated at least this many times larger.", min = 1.0, max = 1e12)
+      "application side is estimated at least this many times larger, unless the creation side is a whole " +
+      "Parquet table whose footers say its keys would keep more than maxPassRatio of the scan's rows.",
+    min = 1.0, max = 1e12)
 
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.sameStageRowTest", default = false,

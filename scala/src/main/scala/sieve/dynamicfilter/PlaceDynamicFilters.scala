@@ -34,8 +34,9 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * A filter is placed when it is safe ([[Preconditions]]: byte-comparable, deterministic keys; a creation
  * side computed once for certain) and pays off: the scan's bytes (its files' bytes, of the columns it
  * reads; three times that when its rows reach a shuffle as they are) at least `minApplicationBytes`; the
- * creation side filtered or `minSizeRatio` times smaller, and once its AQE stage has run, no larger than the
- * scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
+ * creation side filtered or `minSizeRatio` times smaller — but not a whole table whose footers say its keys
+ * keep nearly every row (checked once every filter is placed: one placed later may filter it) — and once its
+ * AQE stage has run, no larger than the scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
  * job); a filter that would only be pushed into the scan (its broadcast join probes each row in the scan's
  * stage) not where the scan's sampled footers show its key spread over every row group. A shuffled join's
  * side that has no exchange of its own (partitioned already) gives the keys of the
