@@ -372,7 +372,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
       val maxPassRatio = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
       for {
-        table <- KeyScanPushdown.plannedRowGroups(exchanged(source.creation), creationKey, maxFiles, conf, whole = true)
+        (computed, key) <- exchanged(source.creation, creationKey)
+        table <- KeyScanPushdown.plannedRowGroups(computed, key, maxFiles, conf, whole = true)
         held = table.filter(_.hasValues) if held.nonEmpty
         groups <- KeyScanPushdown.plannedRowGroups(scan, appKey,
           math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
@@ -383,15 +384,19 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     case _ => None
   }
 
-  /** What an exchange (or its stage, or a reuse of it) computes. */
-  private def exchanged(plan: SparkPlan): SparkPlan = plan match {
-    case s: QueryStageExec => exchanged(s.plan)
-    case r: ReusedExchangeExec => exchanged(r.child)
-    case e: Exchange => e.child match {
+  /** What an exchange (or its stage, or a reuse of it) computes, and `key` there: a reuse has attributes of
+   * its own (every copy of an exchange must get the same answer here, or the copies differ and the plan
+   * computes both: TPC-DS q47's CTE, read three times, whose item broadcast is reused). */
+  private def exchanged(plan: SparkPlan, key: Attribute): Option[(SparkPlan, Attribute)] = plan match {
+    case s: QueryStageExec => exchanged(s.plan, key)
+    case r: ReusedExchangeExec =>
+      val i = r.output.indexWhere(_.exprId == key.exprId)
+      if (i < 0) None else exchanged(r.child, r.child.output(i))
+    case e: Exchange => Some((e.child match {
       case w: WholeStageCodegenExec => w.child
       case c => c
-    }
-    case other => other
+    }, key))
+    case other => Some((other, key))
   }
 
   /** The bytes a scan must read for a filter over `route` from `source` to pay (see `pays`): 0 when its size

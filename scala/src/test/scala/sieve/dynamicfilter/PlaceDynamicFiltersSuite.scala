@@ -139,6 +139,18 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("a CTE read twice: whole-table filters left out of every copy, the fact scanned once") {
+    // d1 as it is holds every key of fact: no copy of v keeps its filter, also where the second copy reads a
+    // reuse of d1's broadcast (its own attributes); a filter in one copy only would make the plan compute both
+    eager(joins("10485760") :+ ("spark.sieve.dynamicFilter.minSizeRatio" -> "1"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(
+        "WITH v AS (SELECT f.k2, d1.cat, SUM(f.v) AS s FROM fact f JOIN d1 ON f.k = d1.k GROUP BY f.k2, d1.cat) " +
+          "SELECT a.k2, a.cat, a.s, b.s FROM v a JOIN v b ON a.k2 = b.k2 + 1 AND a.cat = b.cat"))
+      val plan = df.queryExecution.executedPlan
+      assert(factScans(plan) === 1 && filters(df).isEmpty, plan)
+    }
+  }
+
   testWithAndWithoutAqe("the subquery side of semi, anti and existence joins, by the outer rows' keys") {
     eager(joins("-1") :+ ("spark.sieve.dynamicFilter.minSizeRatio" -> "1"): _*) {
       // d1's cat = 7: 20 keys, 400 of fact's 40,000 rows; the subquery's fact rows with other keys match no
