@@ -36,8 +36,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * reads; three times that when its rows reach a shuffle as they are) at least `minApplicationBytes`; the
  * creation side filtered or `minSizeRatio` times smaller — but not a whole table whose footers say its keys
  * keep nearly every row (checked once every filter is placed: one placed later may filter it) — and once its
- * AQE stage has run, no larger than the scan (a completed stage: its real size); no key a partition column of the scan while DPP is on (DPP's
- * job); a filter that would only be pushed into the scan (its broadcast join probes each row in the scan's
+ * AQE stage has run, no larger than the scan (a completed stage: its real size); no key a partition column
+ * of the scan while DPP is on (DPP's job); a filter that would only be pushed into the scan (its broadcast join probes each row in the scan's
  * stage) not where the scan's sampled footers show its key spread over every row group. A shuffled join's
  * side that has no exchange of its own (partitioned already) gives the keys of the
  * shuffle below it ([[KeyLineage.shuffleBelow]]: a superset). One join's filters sit on one side only: each side's would wait for the other's keys. A join
@@ -207,8 +207,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (pays(target, keys, source, route).isEmpty &&
-            (hasSelectiveFilter(source.creation, target) || wholeTableKeepsNearlyAll(scanOf(target), keys, source).isEmpty))
+        if (pays(target, keys, source, route).isEmpty && keepsNearlyAll(target, keys, source).isEmpty)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(source, route, afterDpp = true)))
         else None).flatten
     }
@@ -335,18 +334,18 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     val trimmed = plan.transformUp { case d: DynamicFilterExec =>
       (d.filterCount - 1 to 0 by -1).foldLeft(d: SparkPlan) {
         case (f: DynamicFilterExec, i) => f.sources(i) match {
-          case Seq(source) if !hasSelectiveFilter(source.creation, f) =>
-            wholeTableKeepsNearlyAll(scanOf(f), f.filterKeys(i), source) match {
-              case Some(reason) => why(CreationRewire.unfiltered(source.creation)) = reason; f.without(i)
-              case None => f
-            }
+          case Seq(source) => keepsNearlyAll(f, f.filterKeys(i), source) match {
+            case Some(reason) => why(CreationRewire.unfiltered(source.creation)) = reason; f.without(i)
+            case None => f
+          }
           case _ => f
         }
         case (other, _) => other
       }
     }
     if (why.nonEmpty) {
-      val read = trimmed.collect { case f: DynamicFilterExec => f.creations }.flatten.map(CreationRewire.unfiltered).toSet
+      val read = trimmed.collect { case f: DynamicFilterExec => f.creations }.flatten
+        .map(CreationRewire.unfiltered).toSet
       trimmed.foreach {
         case EquiJoin(j) => (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered)
           .find(e => why.contains(e) && !read.contains(e)).foreach { e =>
@@ -358,6 +357,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
     trimmed
   }
+
+  /** Why a filter on `target` from an unfiltered `source` would not pay: [[wholeTableKeepsNearlyAll]]. */
+  private def keepsNearlyAll(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source): Option[String] =
+    if (hasSelectiveFilter(source.creation, target)) None else wholeTableKeepsNearlyAll(scanOf(target), keys, source)
 
   /** Why not, when the creation side (unfiltered) is a whole table read as it is and its footers say its keys would keep
    * more than `maxPassRatio` of the scan's rows: as many keys as it has rows, over its key column's range,

@@ -136,11 +136,10 @@ object KeyScanPushdown {
   // the planner asks for a scan's listing again and again (each join, each walk, each AQE re-plan): ~3 ms
   // each for TPC-DS store_sales' 1,823 partitions, ~30 ms of every plan of q68. Kept per file index (the
   // instance) and static filters while the index's size stays the same (a refreshed index lists again).
+  private type Listing = (WeakReference[FileIndex], Long, Seq[FileStatus])
   private val listings = java.util.Collections.synchronizedMap(
-    new java.util.LinkedHashMap[(Int, Seq[Expression]), (WeakReference[FileIndex], Long, Seq[FileStatus])](16, 0.75f, true) {
-      override def removeEldestEntry(
-          e: java.util.Map.Entry[(Int, Seq[Expression]), (WeakReference[FileIndex], Long, Seq[FileStatus])]): Boolean =
-        size() > 64
+    new java.util.LinkedHashMap[(Int, Seq[Expression]), Listing](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(Int, Seq[Expression]), Listing]): Boolean = size() > 64
     })
 
   /** The key column's row-group statistics over every file the scan below `plan` may read (its footers,
