@@ -61,9 +61,13 @@ line_jars() {
   if [ ! -f "$dir/jars/.complete" ]; then
     log "fetching pyspark $PYSPARK_VERSION's jars for Spark $SPARK_LINE (~400 MB, once)"
     rm -rf "$dir" && mkdir -p "$dir/download"
-    python3 -m pip download -q --no-deps --no-binary :all: "pyspark==$PYSPARK_VERSION" -d "$dir/download"
-    tar -xzf "$dir"/download/pyspark-*.tar.gz -C "$dir/download" --wildcards '*/deps/jars/*'
-    mv "$dir"/download/pyspark-*/deps/jars "$dir/jars"
+    # (without the build tracker of a pip that runs this one, building the wheel: two lines fetched at once
+    # shared it and failed with "wheel ... is already being built")
+    env -u PIP_BUILD_TRACKER python3 -m pip download -q --no-deps --no-binary :all: "pyspark==$PYSPARK_VERSION" \
+        -d "$dir/download" &&
+      tar -xzf "$dir"/download/pyspark-*.tar.gz -C "$dir/download" --wildcards '*/deps/jars/*' &&
+      mv "$dir"/download/pyspark-*/deps/jars "$dir/jars" ||
+      { log "fetching pyspark $PYSPARK_VERSION's jars failed"; rm -rf "$dir"; exit 1; }
     rm -rf "$dir/download"
     touch "$dir/jars/.complete"
   fi
