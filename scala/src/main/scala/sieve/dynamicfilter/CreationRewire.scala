@@ -3,6 +3,8 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 
+import sieve.PlanMemo
+
 /**
  * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to
  * its join's creation-side exchange when that join is placed; a join placed later (higher up) may then
@@ -19,12 +21,14 @@ object CreationRewire {
   /** `plan` without its dynamic filters, canonical: what an exchange computes but for their pruning — and
    * but for what only changes how it runs (a copy inside a finished AQE stage went through codegen, and
    * AQE may put a coalescing read into the join's copy). */
-  def unfiltered(plan: SparkPlan): SparkPlan = plan.transformUp {
+  def unfiltered(plan: SparkPlan): SparkPlan = unfilteredOf(plan)
+
+  private val unfilteredOf = new PlanMemo.Memo[SparkPlan, SparkPlan](_.transformUp {
     case f: DynamicFilterExec => f.child
     case r: AQEShuffleReadExec => r.child
     case w: WholeStageCodegenExec => w.child
     case i: InputAdapter => i.child
-  }.canonicalized
+  }.canonicalized)
 
   def apply(plan: SparkPlan): Option[SparkPlan] = {
     var current = plan

@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.Preconditions
+import sieve.{PlanMemo, Preconditions}
 import sieve.config.SieveConf
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
@@ -42,8 +42,11 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * side that has no exchange of its own (partitioned already) gives the keys of the
  * shuffle below it ([[KeyLineage.shuffleBelow]]: a superset). One join's filters sit on one side only: each side's would wait for the other's keys. A join
  * that gets none is tagged with the reason ([[PlaceDynamicFilters.NoFilter]], shown by `spark_sieve.explain`).
- * Runs as an AQE query-stage preparation rule and, without AQE, before columnar transitions; a filter
- * that is there already is not added again, so running twice changes nothing. A broadcast build side is
+ * Runs as an AQE query-stage preparation rule (at each of AQE's plans: one whose scans are all in stages
+ * made already is left as it is) and before columnar transitions (without AQE the only pass; under AQE
+ * again as each stage is made, on its plan); a filter that is there already is not added again, so running
+ * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
+ * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]). A broadcast build side is
  * entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
@@ -53,13 +56,15 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** Why a join got no dynamic filter. */
   val NoFilter: TreeNodeTag[String] = TreeNodeTag[String]("sieve.dynamicFilter.none")
 
-  override def apply(plan: SparkPlan): SparkPlan =
+  override def apply(plan: SparkPlan): SparkPlan = PlanMemo.during(place(plan))
+
+  private def place(plan: SparkPlan): SparkPlan =
     if (!SieveConf.enabled(conf) || !SieveConf.DYNAMIC_FILTER_ENABLED.get(conf) ||
         !plan.exists(EquiJoin.unapply(_).isDefined)) plan
+    else if (!plan.exists(targetable)) keepReasons(plan)
     else {
-      val shared = sharedExchanges(plan)
-      val dppTables = dppBuildTables(plan)
-      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, shared, dppTables) })
+      val facts = new Facts(plan)
+      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts) })
       // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
       // after it, bottom-up) is selective the second time (TPC-DS q93: reason's keys filter store_returns,
       // whose keys then filter store_sales); a plan the first walk left alone is not walked twice
@@ -67,7 +72,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         once <- pass(plan)
         twice <- if (once eq plan) Some(once) else pass(once)
         placed <- CreationRewire(withoutWholeTableFilters(twice))
-        done <- CreationRewire(SharedExchangeFilters(placed, proposals(placed))(withFilter(_, _, _, false, _)))
+        done <- CreationRewire(SharedExchangeFilters(placed, proposals(placed, facts))(withFilter(_, _, _, false, _)))
       } yield done
       result.getOrElse {
         // filters that wait for each other (which `waitsFor` should have refused): none at all, never a
@@ -76,6 +81,34 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         plan
       }
     }
+
+  /** What the placement asks of the plan it starts from, each found once: the exchanges with copies, the
+   * tables DPP's build plans read, and what a scan reads once DPP has run where its keys are known already. */
+  private final class Facts(plan: SparkPlan) {
+    val shared: SparkPlan => Boolean = sharedExchanges(plan)
+    lazy val dppTables: Set[String] = dppBuildTables(plan)
+    private val kept = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.Kept]]()
+    def keptByDpp(scan: FileSourceScanExec): Option[PrunedScanBytes.Kept] =
+      kept.computeIfAbsent(scan, PrunedScanBytes.whenBuilt(_, plan))
+  }
+
+  /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
+  private def targetable(p: SparkPlan): Boolean = p.isInstanceOf[FileSourceScanExec] || p.isInstanceOf[InMemoryTableScanExec]
+
+  /** A plan whose scans are all inside stages made already (AQE plans the query again after each stage,
+   * ~10 times for TPC-DS q68, and a walk costs 15-30 ms there): no filter can be placed, so no walk; each
+   * join keeps the reason its logical join was given while its scans were in the plan. */
+  private def keepReasons(plan: SparkPlan): SparkPlan = {
+    plan.foreach {
+      case EquiJoin(j) =>
+        if (filteredAlready(j)) j.join.unsetTagValue(NoFilter)
+        else j.join.setTagValue(NoFilter, j.join.logicalLink.flatMap(_.getTagValue(NoFilter)).getOrElse(NoScan))
+      case _ =>
+    }
+    plan
+  }
+
+  private val NoScan = "its keys reach no file scan or cached table on the application side"
 
   /** A side of a join that a filter may go on: its keys, and the creation side the filter reads. */
   private final case class Application(appIsLeft: Boolean, app: SparkPlan, keys: Seq[Expression],
@@ -129,8 +162,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   }
 
   /** The join with its filters placed, or tagged with why it has none. */
-  private def filterFor(j: EquiJoin, shared: SparkPlan => Boolean, dppTables: Set[String]): SparkPlan = {
+  private def filterFor(j: EquiJoin, facts: Facts): SparkPlan = {
     val reasons = Seq.newBuilder[String]
+    var reached = false // a scan outside shared exchanges (else the reason is that they hold its scans)
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
     // does not enter those stages — the reason given while their scans were in the plan still holds
     def decline(why: String): SparkPlan = {
@@ -139,14 +173,15 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       j.join
     }
     val placed = applications(j, reasons += _).iterator.map { a =>
-      KeyLineage.place(a.app, a.keys, shared, feeds(a.app, j, dppTables)) { (target, targetKeys, route) =>
+      KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, route) =>
+        reached = true
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(a.source.creation, _))) {
           reasons += WaitsForThisSide; None
         } else {
           val probedInStage = a.source.broadcast && !route.apart && !route.feeding
-          pays(target, targetKeys, a.source, route).orElse(skipsNothing(target, targetKeys, probedInStage)) match {
+          pays(target, targetKeys, a.source, route, facts).orElse(skipsNothing(target, targetKeys, probedInStage)) match {
             case Some(why) => reasons += why; None
             case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage,
               minScanBytes(a.source, route, afterDpp = true)))
@@ -161,17 +196,17 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     placed.getOrElse {
       if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
       else {
-        val why = (throughSharedOnly(j).toSeq ++ reasons.result()).distinct
+        val why = ((if (reached) None else throughSharedOnly(j, facts)).toSeq ++ reasons.result()).distinct
         decline(if (why.nonEmpty) why.mkString("; ") else j.join.logicalLink.flatMap(_.getTagValue(NoFilter))
-          .getOrElse("its keys reach no file scan or cached table on the application side"))
+          .getOrElse(NoScan))
       }
     }
   }
 
   /** Why not, when `j`'s keys reach scans only inside exchanges that several joins read (which `filterFor`
    * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
-  private def throughSharedOnly(j: EquiJoin): Option[String] = {
-    val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route))
+  private def throughSharedOnly(j: EquiJoin, facts: Facts): Option[String] = {
+    val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route, facts))
     if (found.isEmpty) None
     else Some("its keys reach scans only inside an exchange that several joins read (a filter there goes " +
       "into every copy, fed by a join above each)" + found.flatten.distinct.map("; " + _).mkString)
@@ -204,10 +239,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
 
   /** What a join's keys could filter inside exchanges that have copies (which `filterFor` does not enter):
    * the scans there its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
-  private def proposals(plan: SparkPlan): Seq[SharedExchangeFilters.Proposal] =
+  private def proposals(plan: SparkPlan, facts: Facts): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (pays(target, keys, source, route).isEmpty && keepsNearlyAll(target, keys, source).isEmpty)
+        if (pays(target, keys, source, route, facts).isEmpty && keepsNearlyAll(target, keys, source).isEmpty)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(source, route, afterDpp = true)))
         else None).flatten
     }
@@ -291,8 +326,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * each row dropped saves its write, read and sort, far more than the scan; the broadcast is there first
    * anyway — TPC-DS q93: `reason` on store_returns' 36 MB); a shuffle's keys there count the scan three
    * times (the scan waits for that shuffle's stage, so the rows it drops must pay for the wait). */
-  private def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route)
-      : Option[String] = {
+  private def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
+      facts: Facts): Option[String] = {
     val creation = source.creation
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
@@ -310,7 +345,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         s" < minApplicationBytes ($minBytes)")
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
       Some(s"$name: the key is a partition column (dynamic partition pruning's)")
-    else {
+    else smallAfterDpp(scan, source, route, facts).orElse {
       val creationBytes = sizeOf(creation)
       // reading more keys than the scan has rows costs more than the rows it can drop (TPC-H q4's EXISTS
       // over most of lineitem: 0.58x with the filter); only a completed stage's size says so (Spark's
@@ -322,6 +357,21 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         Some(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
       else None
     }
+  }
+
+  /** Why not, when DPP's keys are known already (AQE has computed the broadcast it reads them from) and the
+   * scan reads less, once they have pruned it, than it must for the filter to pay: what [[DynamicFilterExec]]
+   * asks as the scan starts, asked before the filter makes the scan's stage wait for its creation side
+   * (TPC-DS q6 partitioned: store_sales waited for item's stage, then dropped item's filter for its one month). */
+  private def smallAfterDpp(scan: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route, facts: Facts)
+      : Option[String] = scan match {
+    case s: FileSourceScanExec =>
+      val least = minScanBytes(source, route, afterDpp = true)
+      if (least <= 0) None
+      else facts.keptByDpp(s).filter(_.bytes < least).map(k => s"${nameOf(s)} reads ${k.bytes} bytes once dynamic " +
+        s"partition pruning has run (${k.files} of ${k.ofFiles} files, by the keys of its completed broadcast), < the " +
+        s"$least it must for the filter to pay (minApplicationBytes)")
+    case _ => None
   }
 
   /** `plan` without the filters whose creation side is still a whole table once every filter is placed (a
@@ -442,11 +492,14 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   }
 
   /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */
-  private def scanBytes(scan: SparkPlan): BigInt = scan match {
+  private def scanBytes(scan: SparkPlan): BigInt = scanBytesOf(scan)
+
+  // (a listed table's size is a sum over its files, asked for each join whose keys reach it)
+  private val scanBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
     case s: FileSourceScanExec => PrunedScanBytes.readShare(s, s.relation.sizeInBytes)
     case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
     case other => sizeOf(other)
-  }
+  })
 
   /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
    * the first logical plan it links to. */

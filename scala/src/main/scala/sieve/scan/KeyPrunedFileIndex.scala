@@ -99,14 +99,16 @@ object KeyPrunedFileIndex {
   def footerSample(files: Seq[FileStatus], maxFiles: Long): Seq[FileStatus] =
     if (files.size <= maxFiles) files
     else {
+      // (indexed: a listing is often a List, whose size and apply walk it, 32 times per sample)
+      val all = files.toIndexedSeq
       val n = math.min(SampleFiles.toLong, maxFiles).toInt
-      (0 until n).map(i => files((i.toLong * files.size / n).toInt))
+      (0 until n).map(i => all((i.toLong * all.size / n).toInt))
     }
 
   /** Whether `ranges` rule out row groups of `files` that a reader given them as a pushed filter would skip:
    * with `filesPruned` (the files none of whose row groups can hold a key are not listed), only row groups
    * beside others that can. None: a footer does not say. */
-  def skipsInside(files: Seq[FileStatus], column: String, caseSensitive: Boolean, conf: Configuration,
+  def skipsInside(files: Seq[FileStatus], column: String, caseSensitive: Boolean, conf: => Configuration,
       ranges: KeyRanges, filesPruned: Boolean, counts: Counts): Option[Boolean] = {
     val start = System.nanoTime()
     val stats = readAll(files, column, caseSensitive, conf)
@@ -147,14 +149,17 @@ object KeyPrunedFileIndex {
 
   /** The key column's row-group statistics of each file (by path) whose footer gives them. */
   def readAll(files: Seq[FileStatus], column: String, caseSensitive: Boolean,
-      conf: Configuration): Map[String, Array[RowGroup]] = {
+      conf: => Configuration): Map[String, Array[RowGroup]] = {
+    // made only to read a footer not cached (a Hadoop configuration is a copy of the session's, ~0.1 ms)
+    lazy val hadoopConf = conf
     val tasks = files.map { f =>
       val key = (f.getPath.toString, f.getLen, f.getModificationTime, column)
       Option(cache.get(key)) match {
         case Some(cached) => () => cached.map(key._1 -> _)
         case None =>
+          val c = hadoopConf
           val future = pool.submit(new Callable[Option[Array[RowGroup]]] {
-            def call(): Option[Array[RowGroup]] = read(f, column, caseSensitive, conf)
+            def call(): Option[Array[RowGroup]] = read(f, column, caseSensitive, c)
           })
           () => { val r = future.get(); cache.put(key, r); r.map(key._1 -> _) }
       }

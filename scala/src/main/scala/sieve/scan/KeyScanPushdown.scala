@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 
+import sieve.PlanMemo
 import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
 
@@ -120,14 +121,19 @@ object KeyScanPushdown {
   }
 
   /** The files the scan may read: its listing under its static partition filters (a superset). */
-  private def listed(scan: FileSourceScanExec): Seq[FileStatus] = {
+  private def listed(scan: FileSourceScanExec): Seq[FileStatus] = listedOf(scan)
+
+  // (checking a cached listing is still current sums its files' sizes: once per scan while the planner runs)
+  private val listedOf = new PlanMemo.Memo[FileSourceScanExec, Seq[FileStatus]](listedNow)
+
+  private def listedNow(scan: FileSourceScanExec): Seq[FileStatus] = {
     val index = scan.relation.location
     val filters = PrunedScanBytes.staticFilters(scan)
     val key = (System.identityHashCode(index), filters.map(_.canonicalized))
     val size = index.sizeInBytes
     Option(listings.get(key)).collect { case (ref, sized, files) if (ref.get eq index) && sized == size => files }
       .getOrElse {
-        val files = index.listFiles(filters, Nil).flatMap(_.files.map(_.fileStatus))
+        val files = index.listFiles(filters, Nil).flatMap(_.files.map(_.fileStatus)).toIndexedSeq
         listings.put(key, (new WeakReference(index), size, files))
         files
       }

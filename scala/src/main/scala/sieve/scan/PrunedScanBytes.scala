@@ -1,16 +1,22 @@
 package sieve.scan
 
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, Expression, PlanExpression,
-  Predicate}
-import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec}
+import org.apache.spark.sql.SparkShims
+import org.apache.spark.sql.catalyst.optimizer.BuildLeft
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, DynamicPruningExpression,
+  Expression, InSet, PlanExpression, Predicate}
+import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.BroadcastQueryStageExec
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex
+import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, SieveBroadcastKeys}
 
 /**
  * What a file scan reads once Spark's dynamic partition pruning has run: the bytes of the columns it reads
  * in the files of the partitions DPP keeps. Spark's estimate and the planner see the whole table (TPC-DS
  * q6 at sf10: store_sales' 138 MB, of which DPP keeps one month, 1.6%); a dynamic filter that pays on the
  * table may not pay on that month. Asked on the driver as the scan's stage starts, when DPP's subqueries
- * can run (Spark waits for them there anyway).
+ * can run (Spark waits for them there anyway), and at planning once AQE has computed the broadcast DPP
+ * reads its keys from (the scan's stage is made after it: a filter that would be dropped then is not
+ * placed, and the stage never waits for its creation side).
  */
 object PrunedScanBytes {
   /** The columns' bytes in the files kept, of how many files the static filters keep. */
@@ -23,21 +29,62 @@ object PrunedScanBytes {
    * partition's values. */
   def apply(scan: FileSourceScanExec): Option[Kept] = {
     val dynamic = scan.partitionFilters.filter(isDynamic)
-    if (dynamic.isEmpty || !scan.relation.location.isInstanceOf[PartitioningAwareFileIndex]) None
+    if (dynamic.isEmpty || !listedInMemory(scan)) None
     else {
       dynamic.foreach(_.foreach { case s: ExecSubqueryExpression => s.updateResult(); case _ => })
-      val partitions = scan.relation.partitionSchema
-      val predicate = Predicate.createInterpreted(dynamic.reduce(And).transform {
-        case a: AttributeReference =>
-          val i = partitions.indexWhere(_.name == a.name)
-          BoundReference(i, partitions(i).dataType, nullable = true)
-      })
-      val listed = scan.relation.location.listFiles(staticFilters(scan), Nil)
-      val kept = listed.filter(p => predicate.eval(p.values))
-      val fileBytes = kept.flatMap(_.files.map(_.fileStatus.getLen)).map(BigInt(_)).sum
-      Some(Kept(readShare(scan, fileBytes), kept.map(_.files.size).sum, listed.map(_.files.size).sum))
+      Some(kept(scan, dynamic))
     }
   }
+
+  /** What `scan` will read once DPP has run, known at planning: where each of its DPP filters reads the keys
+   * of a broadcast hash join's build side in `plan` that AQE has computed already (a completed stage), the
+   * partitions whose values are among those keys (DPP reads the same keys from that broadcast once the
+   * scan's stage starts). None when a filter's broadcast is not such a stage, or it filters on several keys. */
+  def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = {
+    val dynamic = scan.partitionFilters.filter(isDynamic)
+    if (dynamic.isEmpty || !listedInMemory(scan)) None
+    else {
+      // each broadcast hash join whose build side has been computed: its build keys, and that stage
+      lazy val built = plan.collect { case b: BroadcastHashJoinExec =>
+        if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
+      }.collect { case (keys, s: BroadcastQueryStageExec) if s.isMaterialized => (keys, s) }
+      val resolved = dynamic.map {
+        // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
+        case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
+          case Some((Seq(i), dppKeys)) if dppKeys(i).dataType == in.child.dataType =>
+            built.find { case (keys, _) =>
+              keys.size == dppKeys.size && keys.zip(dppKeys).forall { case (a, b) => a.semanticEquals(b) }
+            }.flatMap { case (keys, stage) =>
+              SieveBroadcastKeys(stage, keys).map { rows =>
+                InSet(in.child, rows.filterNot(_.isNullAt(i)).map(_.get(i, keys(i).dataType)).toSet): Expression
+              }
+            }
+          case _ => None
+        }
+        case _ => None
+      }
+      if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
+    }
+  }
+
+  /** What `scan` reads of the partitions its static filters list that satisfy `dynamic` (partition filters
+   * that can be evaluated). Mirrors Spark's own pruning (`FileSourceScanLike.dynamicallySelectedPartitions`):
+   * the static listing, then the dynamic predicate on each partition's values. */
+  private def kept(scan: FileSourceScanExec, dynamic: Seq[Expression]): Kept = {
+    val partitions = scan.relation.partitionSchema
+    val predicate = Predicate.createInterpreted(dynamic.reduce(And).transform {
+      case a: AttributeReference =>
+        val i = partitions.indexWhere(_.name == a.name)
+        BoundReference(i, partitions(i).dataType, nullable = true)
+    })
+    val listed = scan.relation.location.listFiles(staticFilters(scan), Nil)
+    val kept = listed.filter(p => predicate.eval(p.values))
+    val fileBytes = kept.flatMap(_.files.map(_.fileStatus.getLen)).map(BigInt(_)).sum
+    Kept(readShare(scan, fileBytes), kept.map(_.files.size).sum, listed.map(_.files.size).sum)
+  }
+
+  private def listedInMemory(scan: FileSourceScanExec): Boolean =
+    scan.relation.location.isInstanceOf[PartitioningAwareFileIndex]
 
   /** `fileBytes` of `scan`'s files, at the share of their columns (by width) the scan reads. */
   def readShare(scan: FileSourceScanExec, fileBytes: BigInt): BigInt = {

@@ -2,6 +2,7 @@ package org.apache.spark.sql
 
 import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Expression, NullIntolerant}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.{SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
 import org.apache.spark.sql.sources.BaseRelation
 import org.apache.spark.sql.types.DataType
 
@@ -25,6 +26,12 @@ object SparkShims {
   def isBinaryStable(t: DataType): Boolean = true
 
   def collationKey(e: Expression): Expression = e
+
+  def dppKeys(p: SparkPlan): Option[(Seq[Int], Seq[Expression])] = p match {
+    case s: SubqueryAdaptiveBroadcastExec => Some((Seq(s.index), s.buildKeys))
+    case s: SubqueryBroadcastExec => Some((Seq(s.index), s.buildKeys))
+    case _ => None
+  }
 
   def nullIntolerant(e: Expression): Boolean = e.isInstanceOf[NullIntolerant]
 }

@@ -3,6 +3,7 @@ package org.apache.spark.sql
 import org.apache.spark.sql.catalyst.expressions.{CollationKey, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
+import org.apache.spark.sql.execution.{SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
 import org.apache.spark.sql.sources.BaseRelation
 import org.apache.spark.sql.types.DataType
 
@@ -32,6 +33,14 @@ object SparkShims {
 
   /** `CollationKey`: a string's bytes under its collation's equality. */
   def collationKey(e: Expression): Expression = CollationKey(e)
+
+  /** Which build keys a DPP subquery reads, of which keys of the broadcast (4.0: several, `indices`; before:
+   * one, `index`): before AQE makes its scan's stage and after. None for another subquery. */
+  def dppKeys(p: SparkPlan): Option[(Seq[Int], Seq[Expression])] = p match {
+    case s: SubqueryAdaptiveBroadcastExec => Some((s.indices, s.buildKeys))
+    case s: SubqueryBroadcastExec => Some((s.indices, s.buildKeys))
+    case _ => None
+  }
 
   /** `Expression.nullIntolerant` (a trait, `NullIntolerant`, before 4.0). */
   def nullIntolerant(e: Expression): Boolean = e.nullIntolerant

@@ -1,0 +1,37 @@
+package sieve
+
+import java.util.IdentityHashMap
+
+/**
+ * Values the placement of dynamic filters derives from plan nodes, each computed once per run of it: a
+ * node is immutable, and the placement asks the same questions of the same nodes again and again (each
+ * join, each walk, each check) — a quarter of TPC-DS q68's planning time went to that (JFR, session 29:
+ * `CreationRewire.unfiltered`'s walk of an exchange's subtree, a scan's listed bytes). Remembered by node
+ * identity, only while a run lasts (outside one, each call computes), on the thread that runs it.
+ */
+object PlanMemo {
+  private val run = new ThreadLocal[IdentityHashMap[Memo[_, _], IdentityHashMap[AnyRef, Any]]]
+
+  /** `body` with every [[Memo]] remembering its values until it returns (nested: the outer run's). */
+  def during[T](body: => T): T =
+    if (run.get != null) body
+    else {
+      run.set(new IdentityHashMap())
+      try body finally run.remove()
+    }
+
+  /** `compute`, remembered per node during a run. */
+  final class Memo[K <: AnyRef, V](compute: K => V) {
+    def apply(node: K): V = run.get match {
+      case null => compute(node)
+      case memos =>
+        val values = memos.computeIfAbsent(this, _ => new IdentityHashMap[AnyRef, Any]())
+        if (values.containsKey(node)) values.get(node).asInstanceOf[V]
+        else {
+          val v = compute(node)
+          values.put(node, v)
+          v
+        }
+    }
+  }
+}
