@@ -96,7 +96,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def targetable(p: SparkPlan): Boolean = p.isInstanceOf[FileSourceScanExec] || p.isInstanceOf[InMemoryTableScanExec]
 
   /** A plan whose scans are all inside stages made already (AQE plans the query again after each stage,
-   * ~10 times for TPC-DS q68, and a walk costs 15-30 ms there): no filter can be placed, so no walk; each
+   * ~10 times for TPC-DS q68, and a walk costs tens of ms there): no filter can be placed, so no walk; each
    * join keeps the reason its logical join was given while its scans were in the plan. */
   private def keepReasons(plan: SparkPlan): SparkPlan = {
     plan.foreach {

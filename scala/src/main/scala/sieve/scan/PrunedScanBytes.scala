@@ -47,7 +47,8 @@ object PrunedScanBytes {
       // each broadcast hash join whose build side has been computed: its build keys, and that stage
       lazy val built = plan.collect { case b: BroadcastHashJoinExec =>
         if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
-      }.collect { case (keys, s: BroadcastQueryStageExec) if s.isMaterialized => (keys, s) }
+      }.collect { case (keys, s: BroadcastQueryStageExec)
+          if s.isMaterialized && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
       val resolved = dynamic.map {
         // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
         case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
@@ -66,6 +67,11 @@ object PrunedScanBytes {
       if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
     }
   }
+
+  /** At most this many rows in a broadcast whose keys are read at planning (AQE plans again after each stage,
+   * and reads them again; DPP's keys are a filtered dimension's: a month of dates, a few stores). Beyond,
+   * the filter is checked as its scan starts. */
+  private val MaxKeysAtPlanning = 100000
 
   /** What `scan` reads of the partitions its static filters list that satisfy `dynamic` (partition filters
    * that can be evaluated). Mirrors Spark's own pruning (`FileSourceScanLike.dynamicallySelectedPartitions`):
