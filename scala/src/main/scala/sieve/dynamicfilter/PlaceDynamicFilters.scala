@@ -1,5 +1,7 @@
 package sieve.dynamicfilter
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpression, Expression, IsNotNull, Literal,
   PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
@@ -88,8 +90,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     val shared: SparkPlan => Boolean = sharedExchanges(plan)
     lazy val dppTables: Set[String] = dppBuildTables(plan)
     private val kept = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.Kept]]()
+    // (an estimate: were it to fail, the plan goes on without it and the scan's start checks again)
     def keptByDpp(scan: FileSourceScanExec): Option[PrunedScanBytes.Kept] =
-      kept.computeIfAbsent(scan, PrunedScanBytes.whenBuilt(_, plan))
+      kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan) catch {
+        case NonFatal(e) => logWarning(s"spark-sieve: what DPP keeps of a scan could not be read at planning: $e"); None
+      })
   }
 
   /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
