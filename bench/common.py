@@ -75,14 +75,19 @@ def jvm_cpu_seconds(spark):
 def interleaved_times(spark, actions, runs, limit_s, warmup=1, cpu=None):
     """Each action's seconds (name -> callable; a list of `runs` figures, or None once it was cut at
     `limit_s`, then not run again), after `warmup` rounds whose times are thrown away. The rounds
-    interleave the actions so that drift (JIT, caches, GC) falls on all of them alike. With `cpu`
-    (name -> list), each kept run's JVM CPU seconds are appended there too (see jvm_cpu_seconds)."""
+    interleave the actions, in a rotating order, so that drift (JIT, caches, GC) falls on all of them
+    alike. With `cpu` (name -> list), each kept run's JVM CPU seconds are appended there too (see
+    jvm_cpu_seconds)."""
     times = {name: [] for name in actions}
     clock = jvm_cpu_seconds(spark) if cpu is not None else None
+    names = list(actions)
     for round_ in range(runs + warmup):
-        for name in actions:
+        # each round starts with the next action (none always runs after the same one) and each run on a
+        # collected heap (a driver's heap fills over a long sitting: G1's cycles fell on whichever ran then)
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
             if times[name] is None:
                 continue
+            spark._jvm.System.gc()
             c0 = clock() if clock else None
             t = run_with_limit(spark, actions[name], limit_s)
             if t is None:

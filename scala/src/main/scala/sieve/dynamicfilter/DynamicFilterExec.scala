@@ -234,9 +234,7 @@ case class DynamicFilterExec(
    * filter to pay once dynamic partition pruning has run (the planner sized it by the whole table). */
   private def smallAfterDpp(i: Int): Option[String] = {
     val least = sourcesOf(i).map(minScanBytes).min
-    if (least <= 0) None
-    else keptByDpp.filter(_.bytes < least).map(k => s"the scan reads ${k.bytes} bytes once dynamic partition " +
-      s"pruning has run (${k.files} of ${k.ofFiles} files), < the $least it must for the filter to pay (minApplicationBytes)")
+    if (least <= 0) None else keptByDpp.flatMap(_.tooSmall(least)).map("the scan " + _)
   }
 
   /** Filter `i` dropped before the scan, for `reason`: not pushed, not tested (no code). */

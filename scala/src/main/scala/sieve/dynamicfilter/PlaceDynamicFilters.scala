@@ -373,9 +373,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     case s: FileSourceScanExec =>
       val least = minScanBytes(source, route, afterDpp = true)
       if (least <= 0) None
-      else facts.keptByDpp(s).filter(_.bytes < least).map(k => s"${nameOf(s)} reads ${k.bytes} bytes once dynamic " +
-        s"partition pruning has run (${k.files} of ${k.ofFiles} files, by the keys of its completed broadcast), < the " +
-        s"$least it must for the filter to pay (minApplicationBytes)")
+      else facts.keptByDpp(s).flatMap(_.tooSmall(least, ", by the keys of its completed broadcast")).map(nameOf(s) + " " + _)
     case _ => None
   }
 

@@ -20,52 +20,51 @@ import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, SieveBroadca
  */
 object PrunedScanBytes {
   /** The columns' bytes in the files kept, of how many files the static filters keep. */
-  final case class Kept(bytes: BigInt, files: Int, ofFiles: Int)
+  final case class Kept(bytes: BigInt, files: Int, ofFiles: Int) {
+    /** Why a dynamic filter on this scan does not pay, when it reads less than `least` bytes (`how`: where
+     * DPP's keys came from) — the one check the planner and the scan's start both make. */
+    def tooSmall(least: Long, how: String = ""): Option[String] =
+      if (least <= 0 || bytes >= least) None
+      else Some(s"reads $bytes bytes once dynamic partition pruning has run ($files of $ofFiles files$how), " +
+        s"< the $least it must for the filter to pay (minApplicationBytes)")
+  }
 
   /** What `scan` reads after its dynamic partition filters, which this runs (their subqueries are computed
    * once and cached); None without such a filter, or for a scan whose files are not listed in memory
    * already (a catalog table's partitions would be listed again). Mirrors Spark's own pruning
    * (`FileSourceScanLike.dynamicallySelectedPartitions`): the static listing, then DPP's predicate on each
    * partition's values. */
-  def apply(scan: FileSourceScanExec): Option[Kept] = {
-    val dynamic = scan.partitionFilters.filter(isDynamic)
-    if (dynamic.isEmpty || !listedInMemory(scan)) None
-    else {
-      dynamic.foreach(_.foreach { case s: ExecSubqueryExpression => s.updateResult(); case _ => })
-      Some(kept(scan, dynamic))
-    }
+  def apply(scan: FileSourceScanExec): Option[Kept] = dynamicFilters(scan).map { dynamic =>
+    dynamic.foreach(_.foreach { case s: ExecSubqueryExpression => s.updateResult(); case _ => })
+    kept(scan, dynamic)
   }
 
   /** What `scan` will read once DPP has run, known at planning: where each of its DPP filters reads the keys
    * of a broadcast hash join's build side in `plan` that AQE has computed already (a completed stage), the
    * partitions whose values are among those keys (DPP reads the same keys from that broadcast once the
    * scan's stage starts). None when a filter's broadcast is not such a stage, or it filters on several keys. */
-  def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = {
-    val dynamic = scan.partitionFilters.filter(isDynamic)
-    if (dynamic.isEmpty || !listedInMemory(scan)) None
-    else {
-      // each broadcast hash join whose build side has been computed: its build keys, and that stage
-      lazy val built = plan.collect { case b: BroadcastHashJoinExec =>
-        if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
-      }.collect { case (keys, s: BroadcastQueryStageExec)
-          if s.isMaterialized && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
-      val resolved = dynamic.map {
-        // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
-        case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
-          case Some((Seq(i), dppKeys)) if dppKeys(i).dataType == in.child.dataType =>
-            built.find { case (keys, _) =>
-              keys.size == dppKeys.size && keys.zip(dppKeys).forall { case (a, b) => a.semanticEquals(b) }
-            }.flatMap { case (keys, stage) =>
-              SieveBroadcastKeys(stage, keys).map { rows =>
-                InSet(in.child, rows.filterNot(_.isNullAt(i)).map(_.get(i, keys(i).dataType)).toSet): Expression
-              }
+  def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = dynamicFilters(scan).flatMap { dynamic =>
+    // each broadcast hash join whose build side has been computed: its build keys, and that stage
+    lazy val built = plan.collect { case b: BroadcastHashJoinExec =>
+      if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
+    }.collect { case (keys, s: BroadcastQueryStageExec)
+        if s.isMaterialized && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
+    val resolved = dynamic.map {
+      // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
+      case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
+        case Some((Seq(i), dppKeys)) if dppKeys(i).dataType == in.child.dataType =>
+          built.find { case (keys, _) =>
+            keys.size == dppKeys.size && keys.zip(dppKeys).forall { case (a, b) => a.semanticEquals(b) }
+          }.flatMap { case (keys, stage) =>
+            SieveBroadcastKeys(stage, keys).map { rows =>
+              InSet(in.child, rows.filterNot(_.isNullAt(i)).map(_.get(i, keys(i).dataType)).toSet): Expression
             }
-          case _ => None
-        }
+          }
         case _ => None
       }
-      if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
+      case _ => None
     }
+    if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
   }
 
   /** At most this many rows in a broadcast whose keys are read at planning (AQE plans again after each stage,
@@ -89,8 +88,10 @@ object PrunedScanBytes {
     Kept(readShare(scan, fileBytes), kept.map(_.files.size).sum, listed.map(_.files.size).sum)
   }
 
-  private def listedInMemory(scan: FileSourceScanExec): Boolean =
-    scan.relation.location.isInstanceOf[PartitioningAwareFileIndex]
+  /** `scan`'s DPP filters, when it has some and its files are listed in memory already. */
+  private def dynamicFilters(scan: FileSourceScanExec): Option[Seq[Expression]] =
+    Some(scan.partitionFilters.filter(isDynamic))
+      .filter(d => d.nonEmpty && scan.relation.location.isInstanceOf[PartitioningAwareFileIndex])
 
   /** `fileBytes` of `scan`'s files, at the share of their columns (by width) the scan reads. */
   def readShare(scan: FileSourceScanExec, fileBytes: BigInt): BigInt = {
