@@ -24,7 +24,7 @@ object PrunedScanBytes {
     /** Why a dynamic filter on this scan does not pay, when it reads less than `least` bytes (`how`: where
      * DPP's keys came from) — the one check the planner and the scan's start both make. */
     def tooSmall(least: Long, how: String = ""): Option[String] =
-      if (least <= 0 || bytes >= least) None
+      if (bytes >= least) None // (a least of 0 or below: always, bytes are never negative)
       else Some(s"reads $bytes bytes once dynamic partition pruning has run ($files of $ofFiles files$how), " +
         s"< the $least it must for the filter to pay (minApplicationBytes)")
   }
