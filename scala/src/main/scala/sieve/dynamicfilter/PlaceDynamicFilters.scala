@@ -48,7 +48,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * made already is left as it is) and before columnar transitions (without AQE the only pass; under AQE
  * again as each stage is made, on its plan); a filter that is there already is not added again, so running
  * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
- * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]). A broadcast build side is
+ * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); a scan whose stage waits for that broadcast
+ * anyway gets no filter before it has ([[PrunedScanBytes.knownBeforeItsStage]]). A broadcast build side is
  * entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
@@ -95,6 +96,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan) catch {
         case NonFatal(e) => logWarning(s"spark-sieve: what DPP keeps of a scan could not be read at planning: $e"); None
       })
+    def dppKnownBeforeStage(scan: FileSourceScanExec): Boolean = PrunedScanBytes.knownBeforeItsStage(scan, plan)
   }
 
   /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
@@ -373,7 +375,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     case s: FileSourceScanExec =>
       val least = minScanBytes(source, route, afterDpp = true)
       if (least <= 0) None
-      else facts.keptByDpp(s).flatMap(_.tooSmall(least, ", by the keys of its completed broadcast")).map(nameOf(s) + " " + _)
+      else facts.keptByDpp(s) match {
+        case Some(kept) => kept.tooSmall(least, ", by the keys of its completed broadcast").map(nameOf(s) + " " + _)
+        // its stage waits for DPP's broadcast anyway: decided at AQE's plan once it has run, by what DPP keeps
+        case None if facts.dppKnownBeforeStage(s) => Some(s"${nameOf(s)}: decided once the broadcast its dynamic " +
+          "partition pruning reads is built (its stage waits for it)")
+        case None => None
+      }
     case _ => None
   }
 

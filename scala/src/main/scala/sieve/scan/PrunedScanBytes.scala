@@ -4,8 +4,10 @@ import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.catalyst.optimizer.BuildLeft
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BoundReference, DynamicPruningExpression,
   Expression, InSet, PlanExpression, Predicate}
-import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.BroadcastQueryStageExec
+import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, SparkPlan,
+  SubqueryAdaptiveBroadcastExec}
+import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, QueryStageExec}
+import org.apache.spark.sql.execution.exchange.Exchange
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, SieveBroadcastKeys}
 
@@ -45,17 +47,13 @@ object PrunedScanBytes {
    * scan's stage starts). None when a filter's broadcast is not such a stage, or it filters on several keys. */
   def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = dynamicFilters(scan).flatMap { dynamic =>
     // each broadcast hash join whose build side has been computed: its build keys, and that stage
-    lazy val built = plan.collect { case b: BroadcastHashJoinExec =>
-      if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
-    }.collect { case (keys, s: BroadcastQueryStageExec)
+    lazy val built = plan.collect { case b: BroadcastHashJoinExec => buildOf(b) }.collect { case (keys, s: BroadcastQueryStageExec)
         if s.isMaterialized && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
     val resolved = dynamic.map {
       // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
       case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
         case Some((Seq(i), dppKeys)) if dppKeys(i).dataType == in.child.dataType =>
-          built.find { case (keys, _) =>
-            keys.size == dppKeys.size && keys.zip(dppKeys).forall { case (a, b) => a.semanticEquals(b) }
-          }.flatMap { case (keys, stage) =>
+          built.find { case (keys, _) => sameKeys(keys, dppKeys) }.flatMap { case (keys, stage) =>
             SieveBroadcastKeys(stage, keys).map { rows =>
               InSet(in.child, rows.filterNot(_.isNullAt(i)).map(_.get(i, keys(i).dataType)).toSet): Expression
             }
@@ -66,6 +64,37 @@ object PrunedScanBytes {
     }
     if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
   }
+
+  /** Whether AQE will know what `scan` reads once DPP has run ([[whenBuilt]]) before it makes the scan's stage:
+   * each of its DPP filters (AQE's, the scan's stage not made yet) reads the build side of a broadcast hash
+   * join in `plan` that streams `scan` in its own stage (no exchange between) and that has not been computed.
+   * The stage cannot start before that broadcast; once it has run, AQE plans again and DPP's keys are known
+   * then. A filter sized by the whole table before that would make the stage wait for its creation side only
+   * to be dropped then (TPC-DS q23 / q65 partitioned: a month or a year of store_sales). */
+  def knownBeforeItsStage(scan: FileSourceScanExec, plan: SparkPlan): Boolean = dynamicFilters(scan).exists { dynamic =>
+    def streams(p: SparkPlan): Boolean =
+      (p eq scan) || !(p.isInstanceOf[Exchange] || p.isInstanceOf[QueryStageExec]) && p.children.exists(streams)
+    lazy val pending = plan.collect { case b: BroadcastHashJoinExec if streams(streamedOf(b)) => buildOf(b) }
+      .collect { case (keys, build) if !isBuilt(build) => keys }
+    dynamic.forall {
+      case DynamicPruningExpression(in: InSubqueryExec) if in.plan.isInstanceOf[SubqueryAdaptiveBroadcastExec] =>
+        SparkShims.dppKeys(in.plan).exists { case (_, dppKeys) => pending.exists(sameKeys(_, dppKeys)) }
+      case _ => false
+    }
+  }
+
+  private def buildOf(b: BroadcastHashJoinExec): (Seq[Expression], SparkPlan) =
+    if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)
+
+  private def streamedOf(b: BroadcastHashJoinExec): SparkPlan = if (b.buildSide == BuildLeft) b.right else b.left
+
+  private def isBuilt(build: SparkPlan): Boolean = build match {
+    case s: BroadcastQueryStageExec => s.isMaterialized
+    case _ => false
+  }
+
+  private def sameKeys(a: Seq[Expression], b: Seq[Expression]): Boolean =
+    a.size == b.size && a.zip(b).forall { case (x, y) => x.semanticEquals(y) }
 
   /** At most this many rows in a broadcast whose keys are read at planning (AQE plans again after each stage,
    * and reads them again; DPP's keys are a filtered dimension's: a month of dates, a few stores). Beyond,

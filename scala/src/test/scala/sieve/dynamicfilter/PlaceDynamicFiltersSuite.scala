@@ -331,8 +331,17 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
     // below what DPP keeps: the filter collects its keys and keeps k % 100 = 7 of partition 3's 10,000 rows
     // (400: k2 = id % 500 is 7 mod 100 there, so k2 % 4 = 3)
-    val kept = onFact(tableBytes / 10)
+    val keptDf = run(tableBytes / 10)
+    assert(placement(keptDf) === Seq("fact_by_p" -> Seq("k")), keptDf.queryExecution.executedPlan)
+    val kept = filters(keptDf).head
     assert(kept.metrics("droppedBeforeScan0").value === 0 && rowsOut(kept) === 400, kept.filterDescription(0))
+    if (spark.conf.get("spark.sql.adaptive.enabled").toBoolean) {
+      // placed at AQE's plan once dp's broadcast, which the scan's stage waits for, has run: not before, when
+      // only the whole table's size was known
+      // (the outer plan's "Initial Plan" starts its line; a DPP subquery's is indented)
+      val initial = keptDf.queryExecution.executedPlan.toString.split("\n\\+- == Initial Plan ==\n")
+      assert(initial.size == 2 && !initial(1).contains("DynamicFilter"), keptDf.queryExecution.executedPlan)
+    }
   }
 
   // AQE off: once AQE has run g's stage, its measured shuffle (10,000 uncompressed rows) is larger than
