@@ -419,7 +419,9 @@ def _filter_count(plan_text):
     from the final plan still changed how the query ran: its scan's stage waited for its keys, and AQE
     re-planned the join once they were known (TPC-DS q37 partitioned: catalog_sales, whose filter made it
     wait for the other side's shuffle, then read under a broadcast join and never shuffled)."""
-    final, _, initial = plan_text.partition("== Initial Plan ==")
+    # the outer plan's marker starts its line; a DPP subquery's own adaptive plan prints an indented one
+    # inside the final plan (cutting there put the filters below it among the planned ones)
+    final, _, initial = plan_text.partition("\n+- == Initial Plan ==")
 
     def count(text):
         return len({line.split("DynamicFilter ", 1)[1] for line in text.splitlines() if "DynamicFilter " in line})
