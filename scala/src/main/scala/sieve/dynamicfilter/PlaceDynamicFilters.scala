@@ -49,7 +49,7 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * again as each stage is made, on its plan); a filter that is there already is not added again, so running
  * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
  * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); a scan whose stage waits for that broadcast
- * anyway gets no filter before it has ([[PrunedScanBytes.knownBeforeItsStage]]). A broadcast build side is
+ * anyway gets no broadcast's filter before it has ([[PrunedScanBytes.knownBeforeItsStage]]). A broadcast build side is
  * entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
@@ -377,8 +377,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       if (least <= 0) None
       else facts.keptByDpp(s) match {
         case Some(kept) => kept.tooSmall(least, ", by the keys of its completed broadcast").map(nameOf(s) + " " + _)
-        // its stage waits for DPP's broadcast anyway: decided at AQE's plan once it has run, by what DPP keeps
-        case None if facts.dppKnownBeforeStage(s) => Some(s"${nameOf(s)}: decided once the broadcast its dynamic " +
+        // its stage waits for DPP's broadcast anyway: decided at AQE's plan once it has run, by what DPP keeps.
+        // Only a broadcast's filter: AQE adopts a new plan only if it holds no more shuffles, and a shuffle's
+        // filter would add one that is not a stage yet (TPC-DS q32: the filter was lost)
+        case None if source.broadcast && facts.dppKnownBeforeStage(s) => Some(s"${nameOf(s)}: decided once the broadcast its dynamic " +
           "partition pruning reads is built (its stage waits for it)")
         case None => None
       }
