@@ -96,7 +96,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan) catch {
         case NonFatal(e) => logWarning(s"spark-sieve: what DPP keeps of a scan could not be read at planning: $e"); None
       })
-    def dppKnownBeforeStage(scan: FileSourceScanExec): Boolean = PrunedScanBytes.knownBeforeItsStage(scan, plan)
+    private val knownBeforeStage = new java.util.IdentityHashMap[FileSourceScanExec, java.lang.Boolean]()
+    def dppKnownBeforeStage(scan: FileSourceScanExec): Boolean =
+      knownBeforeStage.computeIfAbsent(scan, s => PrunedScanBytes.knownBeforeItsStage(s, plan))
   }
 
   /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */

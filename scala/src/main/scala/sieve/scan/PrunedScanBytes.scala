@@ -48,7 +48,7 @@ object PrunedScanBytes {
   def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = dynamicFilters(scan).flatMap { dynamic =>
     // each broadcast hash join whose build side has been computed: its build keys, and that stage
     lazy val built = plan.collect { case b: BroadcastHashJoinExec => buildOf(b) }.collect { case (keys, s: BroadcastQueryStageExec)
-        if s.isMaterialized && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
+        if isBuilt(s) && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
     val resolved = dynamic.map {
       // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
       case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {

@@ -308,10 +308,10 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     // the scan reads k and v: three quarters of the columns' width, a quarter of them in partition p = 3
     def run(minBytes: Long): DataFrame = eager(joins("10485760") :+
         ("spark.sieve.dynamicFilter.minApplicationBytes" -> minBytes.toString): _*)(checkAnswerAgainstVanilla(sql(q)))
-    def onFact(minBytes: Long): DynamicFilterExec = {
+    def onFact(minBytes: Long): (DataFrame, DynamicFilterExec) = {
       val df = run(minBytes)
       assert(placement(df) === Seq("fact_by_p" -> Seq("k")), df.queryExecution.executedPlan)
-      filters(df).head
+      (df, filters(df).head)
     }
     if (spark.conf.get("spark.sql.adaptive.enabled").toBoolean) {
       // AQE makes the scan's stage once DPP's broadcast has run: its keys are known then, and the filter,
@@ -323,7 +323,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       assert(("the scan of fact_by_p reads \\d+ bytes once dynamic partition pruning has run \\(\\d+ of \\d+ files, " +
         "by the keys of its completed broadcast\\)").r.findFirstIn(text).isDefined, text)
     } else {
-      val dropped = onFact(tableBytes * 4 / 10)
+      val (_, dropped) = onFact(tableBytes * 4 / 10)
       assert(dropped.filterDescription(0).matches(
         "dropped before the scan: the scan reads \\d+ bytes once dynamic partition pruning has run \\((\\d+) of (\\d+) files\\).*"),
         dropped.filterDescription(0))
@@ -331,9 +331,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
     // below what DPP keeps: the filter collects its keys and keeps k % 100 = 7 of partition 3's 10,000 rows
     // (400: k2 = id % 500 is 7 mod 100 there, so k2 % 4 = 3)
-    val keptDf = run(tableBytes / 10)
-    assert(placement(keptDf) === Seq("fact_by_p" -> Seq("k")), keptDf.queryExecution.executedPlan)
-    val kept = filters(keptDf).head
+    val (keptDf, kept) = onFact(tableBytes / 10)
     assert(kept.metrics("droppedBeforeScan0").value === 0 && rowsOut(kept) === 400, kept.filterDescription(0))
     if (spark.conf.get("spark.sql.adaptive.enabled").toBoolean) {
       // placed at AQE's plan once dp's broadcast, which the scan's stage waits for, has run: not before, when
