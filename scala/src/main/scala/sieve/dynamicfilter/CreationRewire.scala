@@ -19,12 +19,13 @@ object CreationRewire {
   private val MaxRounds = 16
 
   /** `plan` without its dynamic filters, canonical: what an exchange computes but for their pruning — and
-   * but for what only changes how it runs (a copy inside a finished AQE stage went through codegen, and
-   * AQE may put a coalescing read into the join's copy). */
+   * but for what only changes how it runs (a copy inside a finished AQE stage went through codegen, AQE may
+   * put a coalescing read into the join's copy, a scan may wait for DPP's broadcasts). */
   def unfiltered(plan: SparkPlan): SparkPlan = unfilteredOf(plan)
 
   private val unfilteredOf = new PlanMemo.Memo[SparkPlan, SparkPlan](_.transformUp {
     case f: DynamicFilterExec => f.child
+    case a: AwaitBroadcastsExec => a.child
     case r: AQEShuffleReadExec => r.child
     case w: WholeStageCodegenExec => w.child
     case i: InputAdapter => i.child

@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterE
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
-import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.{PlanMemo, Preconditions}
@@ -48,8 +48,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * made already is left as it is) and before columnar transitions (without AQE the only pass; under AQE
  * again as each stage is made, on its plan); a filter that is there already is not added again, so running
  * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
- * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); a scan whose stage waits for that broadcast
- * anyway gets no broadcast's filter before it has ([[PrunedScanBytes.knownBeforeItsStage]]). A broadcast build side is
+ * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); before, a scan DPP prunes gets no filter, and
+ * if its stage would start at once it waits for that broadcast first ([[AwaitBroadcastsExec]]). A broadcast build side is
  * entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
@@ -76,7 +76,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         twice <- if (once eq plan) Some(once) else pass(once)
         placed <- CreationRewire(withoutWholeTableFilters(twice))
         done <- CreationRewire(SharedExchangeFilters(placed, proposals(placed, facts))(withFilter(_, _, _, false, _)))
-      } yield done
+        awaiting <- CreationRewire(awaitingDpp(done, facts))
+      } yield awaiting
       result.getOrElse {
         // filters that wait for each other (which `waitsFor` should have refused): none at all, never a
         // plan that cannot run
@@ -96,9 +97,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan) catch {
         case NonFatal(e) => logWarning(s"spark-sieve: what DPP keeps of a scan could not be read at planning: $e"); None
       })
-    private val knownBeforeStage = new java.util.IdentityHashMap[FileSourceScanExec, java.lang.Boolean]()
-    def dppKnownBeforeStage(scan: FileSourceScanExec): Boolean =
-      knownBeforeStage.computeIfAbsent(scan, s => PrunedScanBytes.knownBeforeItsStage(s, plan))
+    private val pending = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.PendingDpp]]()
+    // (computed once for certain: a broadcast computed again for the wait would double its cost)
+    def dppPending(scan: FileSourceScanExec): Option[PrunedScanBytes.PendingDpp] = pending.computeIfAbsent(scan,
+      s => PrunedScanBytes.pendingDpp(s, plan).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
+    /** Scans whose filters wait for DPP's keys and whose stage would start at once: they get [[AwaitBroadcastsExec]]. */
+    val awaitDpp: java.util.Set[FileSourceScanExec] = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap())
   }
 
   /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
@@ -368,10 +372,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
   }
 
-  /** Why not, when DPP's keys are known already (AQE has computed the broadcast it reads them from) and the
-   * scan reads less, once they have pruned it, than it must for the filter to pay: what [[DynamicFilterExec]]
-   * asks as the scan starts, asked before the filter makes the scan's stage wait for its creation side
-   * (TPC-DS q6 partitioned: store_sales waited for item's stage, then dropped item's filter for its one month). */
+  /** Why not, on a scan DPP prunes. Once DPP's keys are known (AQE has computed the broadcast it reads them
+   * from): when the scan reads less, once they have pruned it, than it must for the filter to pay — what
+   * [[DynamicFilterExec]] asks as the scan starts, asked before the filter makes the scan's stage wait for its
+   * creation side (TPC-DS q6 partitioned: store_sales waited for item's stage, then dropped item's filter for
+   * its one month) — or when the filter cannot be added to AQE's plan then ([[addsShuffle]]). Before (AQE
+   * has not computed that broadcast): not yet, decided at AQE's plan once it has; the whole table's size
+   * would make the stage wait for the creation side of a filter DPP's month then drops (q54: 0.75x). */
   private def smallAfterDpp(scan: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route, facts: Facts)
       : Option[String] = scan match {
     case s: FileSourceScanExec =>
@@ -379,14 +386,51 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       if (least <= 0) None
       else facts.keptByDpp(s) match {
         case Some(kept) => kept.tooSmall(least, ", by the keys of its completed broadcast").map(nameOf(s) + " " + _)
-        // its stage waits for DPP's broadcast anyway: decided at AQE's plan once it has run, by what DPP keeps.
-        // Only a broadcast's filter: AQE adopts a new plan only if it holds no more shuffles, and a shuffle's
-        // filter would add one that is not a stage yet (TPC-DS q32: the filter was lost)
-        case None if source.broadcast && facts.dppKnownBeforeStage(s) => Some(s"${nameOf(s)}: decided once the broadcast its dynamic " +
-          "partition pruning reads is built (its stage waits for it)")
-        case None => None
+          .orElse(addsShuffle(source))
+        // decided at AQE's plan once DPP's broadcasts have run, by what DPP keeps; a stage that would start
+        // at once waits for them first (AwaitBroadcastsExec)
+        case None => facts.dppPending(s).map { p =>
+          if (!p.inItsStage) facts.awaitDpp.add(s)
+          s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built (its stage waits for it)"
+        }
       }
     case _ => None
+  }
+
+  /** Why not, at AQE's plan once DPP's keys are known (a filter placed only now), when the filter's creation side
+   * holds a shuffle that is not a stage yet: the filter would add a second copy of it to the plan, and AQE adopts
+   * a new plan only if it holds no more shuffles than the one it runs (`SimpleCostEvaluator`) — the filter and
+   * every other change of that plan would be lost (TPC-DS q32 partitioned). */
+  private def addsShuffle(source: KeyCollector.Source): Option[String] =
+    if (!source.creation.exists(_.isInstanceOf[ShuffleExchangeLike])) None
+    else Some("its creation side holds a shuffle that is not an AQE stage yet once dynamic partition pruning's " +
+      "keys are known (AQE would keep its plan, which has fewer shuffles)")
+
+  /** `plan` with each scan of `facts.awaitDpp` held back by [[AwaitBroadcastsExec]] until the broadcasts its DPP
+   * reads are built — those of `plan`, once every filter is placed (a build side a filter went into is the
+   * exchange its join and DPP read). Not in exchanges with copies (the copies must stay equal; a filter's copy
+   * of its join's exchange is made equal again by [[CreationRewire]]), not below a dynamic filter (its stage
+   * waits for that filter's creation sides already, and the filter reads the scan it sits on), not for
+   * broadcasts that hold dynamic filters or awaiting scans themselves (no wait that could come back to this
+   * scan, no broadcast changed here after its copy is taken). */
+  private def awaitingDpp(plan: SparkPlan, facts: Facts): SparkPlan = {
+    def await(p: SparkPlan): SparkPlan = p match {
+      case e: Exchange if facts.shared(e) => e
+      case f: DynamicFilterExec => f.withNewChildren(f.child +: f.creations.map(await))
+      case s: FileSourceScanExec if facts.awaitDpp.contains(s) => PrunedScanBytes.pendingDpp(s, plan) match {
+        case Some(pending) if !pending.inItsStage && pending.broadcasts.forall(_.find {
+              case _: DynamicFilterExec => true
+              case other: FileSourceScanExec => facts.awaitDpp.contains(other)
+              case _ => false
+            }.isEmpty) =>
+          val awaiting = AwaitBroadcastsExec(s, pending.broadcasts)
+          s.logicalLink.foreach(awaiting.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
+          awaiting
+        case _ => s
+      }
+      case other => other.mapChildren(await)
+    }
+    if (facts.awaitDpp.isEmpty) plan else await(plan)
   }
 
   /** `plan` without the filters whose creation side is still a whole table once every filter is placed (a

@@ -65,23 +65,30 @@ object PrunedScanBytes {
     if (resolved.forall(_.isDefined)) Some(kept(scan, resolved.flatten)) else None
   }
 
-  /** Whether AQE will know what `scan` reads once DPP has run ([[whenBuilt]]) before it makes the scan's stage:
-   * each of its DPP filters (AQE's, the scan's stage not made yet) reads the build side of a broadcast hash
-   * join in `plan` that streams `scan` in its own stage (no exchange between) and that has not been computed.
-   * The stage cannot start before that broadcast; once it has run, AQE plans again and DPP's keys are known
-   * then. A filter sized by the whole table before that would make the stage wait for its creation side only
-   * to be dropped then (TPC-DS q23 / q65 partitioned: a month or a year of store_sales). */
-  def knownBeforeItsStage(scan: FileSourceScanExec, plan: SparkPlan): Boolean = dynamicFilters(scan).exists { dynamic =>
-    def streams(p: SparkPlan): Boolean =
-      (p eq scan) || !(p.isInstanceOf[Exchange] || p.isInstanceOf[QueryStageExec]) && p.children.exists(streams)
-    lazy val pending = plan.collect { case b: BroadcastHashJoinExec if streams(streamedOf(b)) => buildOf(b) }
-      .collect { case (keys, build) if !isBuilt(build) => keys }
-    dynamic.forall {
+  /** The broadcasts AQE has not built yet that `scan`'s DPP will read its keys from: for each of its DPP
+   * filters (AQE's, the scan's stage not made yet), the build side of the broadcast hash join above `scan` in
+   * `plan` on the same keys (the join DPP was planned for). Once they have run, AQE plans again and
+   * [[whenBuilt]] knows what DPP keeps. None when a filter has no such build side, or one is built already. */
+  def pendingDpp(scan: FileSourceScanExec, plan: SparkPlan): Option[PendingDpp] = dynamicFilters(scan).flatMap { dynamic =>
+    lazy val above = plan.collect { case b: BroadcastHashJoinExec if streamedOf(b).find(_ eq scan).isDefined => b }
+    val joins = dynamic.map {
       case DynamicPruningExpression(in: InSubqueryExec) if in.plan.isInstanceOf[SubqueryAdaptiveBroadcastExec] =>
-        SparkShims.dppKeys(in.plan).exists { case (_, dppKeys) => pending.exists(sameKeys(_, dppKeys)) }
-      case _ => false
+        SparkShims.dppKeys(in.plan).flatMap { case (_, dppKeys) => above.find(b => sameKeys(buildOf(b)._1, dppKeys)) }
+      case _ => None
+    }
+    if (joins.exists(_.isEmpty) || joins.flatten.exists(b => isBuilt(buildOf(b)._2))) None
+    else {
+      // the scan in the join's own stage (no exchange between): that stage cannot start before the broadcast
+      def streams(p: SparkPlan): Boolean =
+        (p eq scan) || !(p.isInstanceOf[Exchange] || p.isInstanceOf[QueryStageExec]) && p.children.exists(streams)
+      Some(PendingDpp(joins.flatten.map(buildOf(_)._2).distinct, joins.flatten.forall(b => streams(streamedOf(b)))))
     }
   }
+
+  /** The broadcasts DPP will read a scan's keys from (not built yet); `inItsStage`: each is a build side of a join
+   * that streams the scan in its own stage, so that stage waits for them anyway (TPC-DS q23 / q65 partitioned);
+   * else the stage would start at once, DPP waiting for them inside it (q54: a shuffle of store_sales). */
+  final case class PendingDpp(broadcasts: Seq[SparkPlan], inItsStage: Boolean)
 
   private def buildOf(b: BroadcastHashJoinExec): (Seq[Expression], SparkPlan) =
     if (b.buildSide == BuildLeft) (b.leftKeys, b.left) else (b.rightKeys, b.right)

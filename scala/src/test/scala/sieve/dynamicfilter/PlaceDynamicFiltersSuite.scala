@@ -342,6 +342,37 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  test("partitioned fact whose AQE stage would start at once: it waits for DPP's broadcast, then its filter is decided on what DPP keeps") {
+    // fact_by_p's stage is its partial aggregate's shuffle: DPP's join (p = 3, one partition of four) and d1's
+    // (k % 100 = 7) are above it; d1's keys reach the scan through the grouping key k
+    val q = "SELECT f.k, f.s FROM (SELECT p, k, sum(v) AS s FROM fact_by_p GROUP BY p, k) f " +
+      "JOIN (SELECT k2 % 4 AS p FROM d2 WHERE k2 = 3) dp ON f.p = dp.p JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"
+    val files = Files.walk(new java.io.File(s"$dir/fact_by_p").toPath).toArray.map(_.asInstanceOf[java.nio.file.Path].toFile)
+    val tableBytes = files.filter(_.getName.endsWith(".parquet")).map(_.length).sum
+    def run(minBytes: Long): DataFrame = eager(joins("10485760") ++ Seq("spark.sql.adaptive.enabled" -> "true",
+      "spark.sieve.dynamicFilter.minApplicationBytes" -> minBytes.toString): _*)(checkAnswerAgainstVanilla(sql(q)))
+    def initialPlan(df: DataFrame): String = {
+      val parts = df.queryExecution.executedPlan.toString.split("\n\\+- == Initial Plan ==\n")
+      assert(parts.size == 2, df.queryExecution.executedPlan)
+      parts(1)
+    }
+    // the scan reads k and v: three quarters of the columns' width, a quarter of them in p = 3. Above what DPP
+    // keeps (but not the table): never placed
+    val dropped = run(tableBytes * 4 / 10)
+    assert(initialPlan(dropped).contains("AwaitBroadcasts") && !initialPlan(dropped).contains("DynamicFilter"),
+      dropped.queryExecution.executedPlan)
+    assert(placement(dropped).isEmpty, dropped.queryExecution.executedPlan)
+    val text = DynamicFilterExplain(dropped.queryExecution.executedPlan).mkString("\n")
+    assert("the scan of fact_by_p reads \\d+ bytes once dynamic partition pruning has run \\(\\d+ of \\d+ files, by the keys of its completed broadcast\\)"
+      .r.findFirstIn(text).isDefined, text)
+    // below: the first plan waits all the same, the next one places the filter (400 rows: k % 100 = 7, all in p = 3)
+    val kept = run(tableBytes / 10)
+    assert(initialPlan(kept).contains("AwaitBroadcasts") && !initialPlan(kept).contains("DynamicFilter"),
+      kept.queryExecution.executedPlan)
+    assert(placement(kept) === Seq("fact_by_p" -> Seq("k")), kept.queryExecution.executedPlan)
+    assert(rowsOut(filters(kept).head) === 400, kept.queryExecution.executedPlan)
+  }
+
   // AQE off: once AQE has run g's stage, its measured shuffle (10,000 uncompressed rows) is larger than
   // fact's compressed scan of these tiny tables, and that rule declines (at sf10 q50: MBs against GBs)
   test("a creation side read from pruned partitions counts as filtered (TPC-DS q50's shape, partitioned)") {
