@@ -9,8 +9,9 @@ import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan}
 
 /**
  * Holds a partitioned scan's AQE stage back until the broadcasts its dynamic partition pruning reads are
- * built, and does nothing else: its rows are the scan's, passed on in the generated code of its stage. They are children, so AQE makes the
- * stage only once they have run (the same exchanges as their joins': one computation, AQE's stage cache).
+ * built, and does nothing else: its rows are the scan's, passed on in the generated code of its stage. The
+ * broadcasts are children, so AQE makes the stage only once they have run (the same exchanges as their
+ * joins': one computation, AQE's stage cache).
  * Spark's DPP waits for them inside the stage anyway; waiting before it, AQE plans again with DPP's keys
  * known, and [[PlaceDynamicFilters]] sizes the scan's dynamic filters by the partitions DPP keeps rather than
  * the whole table (TPC-DS q54 partitioned: a filter sized by store_sales made its stage wait for a chain of

@@ -49,8 +49,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * again as each stage is made, on its plan); a filter that is there already is not added again, so running
  * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
  * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); before, a scan DPP prunes gets no filter, and
- * if its stage would start at once it waits for that broadcast first ([[AwaitBroadcastsExec]]). A broadcast build side is
- * entered only when another filter reads its keys (then its scan's size does not count: the filter
+ * if its stage would start at once it waits for that broadcast first ([[AwaitBroadcastsExec]]). A broadcast
+ * build side is entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
  */
@@ -99,10 +99,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       })
     private val pending = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.PendingDpp]]()
     // (computed once for certain: a broadcast computed again for the wait would double its cost)
-    def dppPending(scan: FileSourceScanExec): Option[PrunedScanBytes.PendingDpp] = pending.computeIfAbsent(scan,
-      s => PrunedScanBytes.pendingDpp(s, plan).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
-    /** Scans whose filters wait for DPP's keys and whose stage would start at once: they get [[AwaitBroadcastsExec]]. */
-    val awaitDpp: java.util.Set[FileSourceScanExec] = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap())
+    def dppPending(scan: FileSourceScanExec): Option[PrunedScanBytes.PendingDpp] = pending.computeIfAbsent(scan, s =>
+      PrunedScanBytes.pendingDpp(s, plan).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
+    /** Scans whose filters wait for DPP's keys and whose stage would start at once ([[AwaitBroadcastsExec]]). */
+    val awaitDpp: java.util.Set[FileSourceScanExec] =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap())
   }
 
   /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
@@ -391,23 +392,24 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         // at once waits for them first (AwaitBroadcastsExec)
         case None => facts.dppPending(s).map { p =>
           if (!p.inItsStage) facts.awaitDpp.add(s)
-          s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built (its stage waits for it)"
+          s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
+            "(its stage waits for it)"
         }
       }
     case _ => None
   }
 
-  /** Why not, at AQE's plan once DPP's keys are known (a filter placed only now), when the filter's creation side
-   * holds a shuffle that is not a stage yet: the filter would add a second copy of it to the plan, and AQE adopts
-   * a new plan only if it holds no more shuffles than the one it runs (`SimpleCostEvaluator`) — the filter and
-   * every other change of that plan would be lost (TPC-DS q32 partitioned). */
+  /** Why not, at AQE's plan once DPP's keys are known (a filter placed only now), when the filter's creation
+   * side holds a shuffle that is not a stage yet: the filter would add a second copy of it to the plan, and AQE
+   * adopts a new plan only if it holds no more shuffles than the one it runs (`SimpleCostEvaluator`) — the
+   * filter and every other change of that plan would be lost (TPC-DS q32 partitioned). */
   private def addsShuffle(source: KeyCollector.Source): Option[String] =
     if (!source.creation.exists(_.isInstanceOf[ShuffleExchangeLike])) None
     else Some("its creation side holds a shuffle that is not an AQE stage yet once dynamic partition pruning's " +
       "keys are known (AQE would keep its plan, which has fewer shuffles)")
 
-  /** `plan` with each scan of `facts.awaitDpp` held back by [[AwaitBroadcastsExec]] until the broadcasts its DPP
-   * reads are built — those of `plan`, once every filter is placed (a build side a filter went into is the
+  /** `plan` with each scan of `facts.awaitDpp` held back by [[AwaitBroadcastsExec]] until the broadcasts its
+   * DPP reads are built — those of `plan`, once every filter is placed (a build side a filter went into is the
    * exchange its join and DPP read). Not in exchanges with copies (the copies must stay equal; a filter's copy
    * of its join's exchange is made equal again by [[CreationRewire]]), not below a dynamic filter (its stage
    * waits for that filter's creation sides already, and the filter reads the scan it sits on), not for

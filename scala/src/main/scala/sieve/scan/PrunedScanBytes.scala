@@ -69,25 +69,27 @@ object PrunedScanBytes {
    * filters (AQE's, the scan's stage not made yet), the build side of the broadcast hash join above `scan` in
    * `plan` on the same keys (the join DPP was planned for). Once they have run, AQE plans again and
    * [[whenBuilt]] knows what DPP keeps. None when a filter has no such build side, or one is built already. */
-  def pendingDpp(scan: FileSourceScanExec, plan: SparkPlan): Option[PendingDpp] = dynamicFilters(scan).flatMap { dynamic =>
-    lazy val above = plan.collect { case b: BroadcastHashJoinExec if streamedOf(b).find(_ eq scan).isDefined => b }
-    val joins = dynamic.map {
-      case DynamicPruningExpression(in: InSubqueryExec) if in.plan.isInstanceOf[SubqueryAdaptiveBroadcastExec] =>
-        SparkShims.dppKeys(in.plan).flatMap { case (_, dppKeys) => above.find(b => sameKeys(buildOf(b)._1, dppKeys)) }
-      case _ => None
+  def pendingDpp(scan: FileSourceScanExec, plan: SparkPlan): Option[PendingDpp] =
+    dynamicFilters(scan).flatMap { dynamic =>
+      lazy val above = plan.collect { case b: BroadcastHashJoinExec if streamedOf(b).find(_ eq scan).isDefined => b }
+      val joins = dynamic.map {
+        case DynamicPruningExpression(in: InSubqueryExec) if in.plan.isInstanceOf[SubqueryAdaptiveBroadcastExec] =>
+          SparkShims.dppKeys(in.plan).flatMap { case (_, dppKeys) => above.find(b => sameKeys(buildOf(b)._1, dppKeys)) }
+        case _ => None
+      }
+      if (joins.exists(_.isEmpty) || joins.flatten.exists(b => isBuilt(buildOf(b)._2))) None
+      else {
+        // the scan in the join's own stage (no exchange between): that stage cannot start before the broadcast
+        def streams(p: SparkPlan): Boolean =
+          (p eq scan) || !(p.isInstanceOf[Exchange] || p.isInstanceOf[QueryStageExec]) && p.children.exists(streams)
+        Some(PendingDpp(joins.flatten.map(buildOf(_)._2).distinct, joins.flatten.forall(b => streams(streamedOf(b)))))
+      }
     }
-    if (joins.exists(_.isEmpty) || joins.flatten.exists(b => isBuilt(buildOf(b)._2))) None
-    else {
-      // the scan in the join's own stage (no exchange between): that stage cannot start before the broadcast
-      def streams(p: SparkPlan): Boolean =
-        (p eq scan) || !(p.isInstanceOf[Exchange] || p.isInstanceOf[QueryStageExec]) && p.children.exists(streams)
-      Some(PendingDpp(joins.flatten.map(buildOf(_)._2).distinct, joins.flatten.forall(b => streams(streamedOf(b)))))
-    }
-  }
 
-  /** The broadcasts DPP will read a scan's keys from (not built yet); `inItsStage`: each is a build side of a join
-   * that streams the scan in its own stage, so that stage waits for them anyway (TPC-DS q23 / q65 partitioned);
-   * else the stage would start at once, DPP waiting for them inside it (q54: a shuffle of store_sales). */
+  /** The broadcasts DPP will read a scan's keys from (not built yet); `inItsStage`: each is a build side of a
+   * join that streams the scan in its own stage, so that stage waits for them anyway (TPC-DS q23 / q65
+   * partitioned); else the stage would start at once, DPP waiting for them inside it (q54: store_sales'
+   * shuffle). */
   final case class PendingDpp(broadcasts: Seq[SparkPlan], inItsStage: Boolean)
 
   private def buildOf(b: BroadcastHashJoinExec): (Seq[Expression], SparkPlan) =
