@@ -195,7 +195,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
           reasons += WaitsForThisSide; None
         } else {
           val probedInStage = a.source.broadcast && !route.apart && !route.feeding
-          pays(target, targetKeys, a.source, route, facts).orElse(skipsNothing(target, targetKeys, probedInStage)) match {
+          pays(target, targetKeys, a.source, route, facts).orElse(skipsNothing(target, targetKeys, probedInStage))
+              .orElse(beforeDpp(target, a.source, route, facts, await = true)) match {
             case Some(why) => reasons += why; None
             case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage,
               minScanBytes(a.source, route, afterDpp = true)))
@@ -256,7 +257,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def proposals(plan: SparkPlan, facts: Facts): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (pays(target, keys, source, route, facts).isEmpty && keepsNearlyAll(target, keys, source).isEmpty)
+        if (pays(target, keys, source, route, facts).isEmpty && keepsNearlyAll(target, keys, source).isEmpty &&
+            beforeDpp(target, source, route, facts, await = false).isEmpty)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(source, route, afterDpp = true)))
         else None).flatten
     }
@@ -373,13 +375,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     }
   }
 
-  /** Why not, on a scan DPP prunes. Once DPP's keys are known (AQE has computed the broadcast it reads them
+  /** Why not, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it reads them
    * from): when the scan reads less, once they have pruned it, than it must for the filter to pay — what
    * [[DynamicFilterExec]] asks as the scan starts, asked before the filter makes the scan's stage wait for its
    * creation side (TPC-DS q6 partitioned: store_sales waited for item's stage, then dropped item's filter for
-   * its one month) — or when the filter cannot be added to AQE's plan then ([[addsShuffle]]). Before (AQE
-   * has not computed that broadcast): not yet, decided at AQE's plan once it has; the whole table's size
-   * would make the stage wait for the creation side of a filter DPP's month then drops (q54: 0.75x). */
+   * its one month) — or when the filter cannot be added to AQE's plan then ([[addsShuffle]]). Before they
+   * are known: [[beforeDpp]] (the whole table's size would make the stage wait for the creation side of a
+   * filter DPP's month then drops: q54, 0.75x). */
   private def smallAfterDpp(scan: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route, facts: Facts)
       : Option[String] = scan match {
     case s: FileSourceScanExec =>
@@ -388,13 +390,23 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       else facts.keptByDpp(s) match {
         case Some(kept) => kept.tooSmall(least, ", by the keys of its completed broadcast").map(nameOf(s) + " " + _)
           .orElse(addsShuffle(source))
-        // decided at AQE's plan once DPP's broadcasts have run, by what DPP keeps; a stage that would start
-        // at once waits for them first (AwaitBroadcastsExec)
-        case None => facts.dppPending(s).map { p =>
-          if (!p.inItsStage) facts.awaitDpp.add(s)
-          s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
-            "(its stage waits for it)"
-        }
+        case None => None
+      }
+    case _ => None
+  }
+
+  /** Why not yet, on a scan DPP prunes whose keys AQE has not computed (the broadcast DPP reads them from has
+   * not run): decided at AQE's plan once it has, by what DPP keeps ([[smallAfterDpp]]); asked last, of a filter
+   * that pays otherwise. `await`: a scan whose stage would start at once (DPP waiting inside it) is to wait
+   * for that broadcast first ([[awaitingDpp]]; not in an exchange with copies, whose filters are decided
+   * then only if the stage waits for it anyway). */
+  private def beforeDpp(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route, facts: Facts,
+      await: Boolean): Option[String] = scanOf(target) match {
+    case s: FileSourceScanExec if minScanBytes(source, route, afterDpp = true) > 0 && facts.keptByDpp(s).isEmpty =>
+      facts.dppPending(s).map { p =>
+        if (await && !p.inItsStage) facts.awaitDpp.add(s)
+        s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
+          "(its stage waits for it)"
       }
     case _ => None
   }
