@@ -387,11 +387,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     case s: FileSourceScanExec =>
       val least = minScanBytes(source, route, afterDpp = true)
       if (least <= 0) None
-      else facts.keptByDpp(s) match {
-        case Some(kept) => kept.tooSmall(least, ", by the keys of its completed broadcast").map(nameOf(s) + " " + _)
-          .orElse(addsShuffle(source))
-        case None => None
-      }
+      else facts.keptByDpp(s).flatMap(kept => kept.tooSmall(least, ", by the keys of its completed broadcast")
+        .map(nameOf(s) + " " + _).orElse(addsShuffle(source)))
     case _ => None
   }
 
@@ -435,11 +432,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       case e: Exchange if facts.shared(e) => e
       case f: DynamicFilterExec => f.withNewChildren(f.child +: f.creations.map(await))
       case s: FileSourceScanExec if facts.awaitDpp.contains(s) => PrunedScanBytes.pendingDpp(s, plan) match {
-        case Some(pending) if !pending.inItsStage && pending.broadcasts.forall(_.find {
+        case Some(pending) if !pending.inItsStage && !pending.broadcasts.exists(_.exists {
               case _: DynamicFilterExec => true
               case other: FileSourceScanExec => facts.awaitDpp.contains(other)
               case _ => false
-            }.isEmpty) =>
+            }) =>
           val awaiting = AwaitBroadcastsExec(s, pending.broadcasts)
           s.logicalLink.foreach(awaiting.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
           awaiting
