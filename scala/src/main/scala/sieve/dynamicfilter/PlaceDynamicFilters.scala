@@ -195,8 +195,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
           reasons += WaitsForThisSide; None
         } else {
           val probedInStage = a.source.broadcast && !route.apart && !route.feeding
-          pays(target, targetKeys, a.source, route, facts).orElse(skipsNothing(target, targetKeys, probedInStage))
-              .orElse(beforeDpp(target, targetKeys, a.source, route, facts, await = true)) match {
+          declined(target, targetKeys, a.source, route, facts, probedInStage, await = true) match {
             case Some(why) => reasons += why; None
             case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage,
               minScanBytes(a.source, route, afterDpp = true)))
@@ -257,8 +256,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private def proposals(plan: SparkPlan, facts: Facts): Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (pays(target, keys, source, route, facts).isEmpty && keepsNearlyAll(target, keys, source).isEmpty &&
-            beforeDpp(target, keys, source, route, facts, await = false).isEmpty)
+        if (declined(target, keys, source, route, facts, probedInStage = false, await = false)
+            .orElse(keepsNearlyAll(target, keys, source)).isEmpty)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(source, route, afterDpp = true)))
         else None).flatten
     }
@@ -335,6 +334,15 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** What a scan row that reaches a shuffle as it is costs, in units of its scan: read, then written,
    * read back and sorted. */
   private val ShuffledRowCost = 3
+
+  /** Why a filter on `target` from `source` is declined as it is placed (None: it is placed), asked in one order
+   * wherever one is placed: whether it [[pays]], whether it would skip nothing ([[skipsNothing]]), and last
+   * whether it waits for DPP's keys ([[beforeDpp]], which may make the scan's stage wait for them: only of a
+   * filter every other check lets through). */
+  private def declined(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route, facts: Facts, probedInStage: Boolean, await: Boolean): Option[String] =
+    pays(target, keys, source, route, facts).orElse(skipsNothing(target, keys, probedInStage))
+      .orElse(beforeDpp(target, keys, source, route, facts, await))
 
   /** None when a filter on `target` from `source` pays off, else why not. Its scan's size says what it
    * saves except below a broadcast whose keys another filter reads (`route.feeding`: it makes those keys
