@@ -43,8 +43,8 @@ tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over t
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
-ROUNDS more rounds when it then looks >10% slower, three times as many for a short query); the ratios, the totals (all, and the queries with a
-filter), which queries got one and which ran >10% slower; with
+ROUNDS more rounds when it then looks >10% slower, three times as many when its medians are short); the
+ratios, the totals (all, and the queries with a filter), which queries got one and which ran >10% slower; with
 vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local mode; read from /proc).
 
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
@@ -613,7 +613,7 @@ def main(argv=None):
     p.add_argument("--short-under", type=float, default=3.0)
     p.add_argument("--recheck", type=int, default=0, metavar="ROUNDS",
                    help="suites: a query more than 10%% slower than vanilla after its runs gets ROUNDS more "
-                        "interleaved rounds (3 x ROUNDS when it took under --short-under seconds), and is judged "
+                        "interleaved rounds (3 x ROUNDS when its medians are under --short-under seconds), and is judged "
                         "on the median of all its runs (both figures listed)")
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--layouts", default="random,clustered", help="fact layouts (random, clustered)")
