@@ -514,6 +514,14 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
         assert(text.contains("(x3: its rows go into a shuffle) < minApplicationBytes"), text)
       }
+      // a filter of fact's own keeps an unknown share of its rows: only those would go into the shuffle, so
+      // its bytes count once (TPC-DS q49's returns, `sr_return_amt > 10000`)
+      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> factBytes.toString) {
+        val df = checkAnswerAgainstVanilla(sql(q + " AND f.v % 10 < 9"))
+        assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+        val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+        assert(text.contains("(once: its own filter decides how many rows go into the shuffle) < minApplicationBytes"), text)
+      }
     }
   }
 
