@@ -520,25 +520,26 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
                 errs[v], merged[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
             return merged, errs
 
+        def short(t):  # by the medians `t`: short queries vary most between runs and cost least
+            return all(x is not None and x < args.short_under for x in t.values())
+
         def sieve_slower(t):  # a query cut at the limit (None) is not compared
             return "vanilla" in variants and "sieve" in variants and t["vanilla"] and t["sieve"] \
                 and t["vanilla"] / t["sieve"] < 0.9
 
         runs = 1
         if changed and args.runs > 1 and not errors:
-            # the first run counts as one of them; short queries vary most between runs and cost least
-            short = all(ts and max(ts) < args.short_under for ts in all_times.values())
-            runs = max(args.runs, args.short_runs) if short else args.runs
+            # the first run counts as one of them
+            runs = max(args.runs, args.short_runs) if short(median_of(all_times)) else args.runs
             all_times, errors = more_runs(runs - 1)
         times = median_of(all_times)
         first_look = ""
         if args.recheck and not errors and sieve_slower(times):
             # a query that looks >10% slower gets more rounds before it is called slower: a sitting's 3 runs
             # of a 40 s query swing by more than that (the first figure is kept in the list)
-            # (a short query, by its medians, three times as many: its runs vary most and cost least —
-            # TPC-DS q12 partitioned, one plan for both, 0.85x in 3 runs, its 9 runs of vanilla 0.87-1.98 s)
-            short = all(t is not None and t < args.short_under for t in times.values())
-            rounds = args.recheck * (3 if short else 1)
+            # (a short query three times as many — TPC-DS q12 partitioned, one plan for both, 0.85x in 3 runs,
+            # its 9 runs of vanilla 0.87-1.98 s)
+            rounds = args.recheck * (3 if short(times) else 1)
             first_look = f"{ratio(times['vanilla'], times['sieve'])} in {runs} run(s), then "
             all_times, errors = more_runs(rounds)
             runs += rounds

@@ -87,7 +87,8 @@ object SieveConf {
       "each row dropped saves its shuffle write, read and sort (TPC-DS q93 at sf10: `reason` on " +
       "store_returns, then store_returns' keys on store_sales: 26.6 s -> 2.4 s); a shuffled join's keys " +
       "(the scan then waits for that join's other side) count such a scan's bytes three times against " +
-      "minApplicationBytes (TPC-DS q95 at sf10: web_sales' self-join, 31 MB read, 30.0 s -> 3.5 s). false: " +
+      "minApplicationBytes (TPC-DS q95 at sf10: web_sales' self-join, 31 MB read, 30.0 s -> 3.5 s), once when " +
+      "the scan has a filter of its own (it decides how many rows reach the shuffle). false: " +
       "minApplicationBytes applies to the scan's bytes there too.")
 
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
