@@ -365,9 +365,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     // TPC-DS q95: two long columns of web_sales, 31 MB, into the sort-merge self-join of ws_wh
     val least = minScanBytes(target, source, route)
     if (bytes < least) {
-      val shuffled = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
+      // (before a shuffle, least is minBytes only for a scan filtered on its own: see minScanBytes)
       val counted = if (least < minBytes) s" (x$ShuffledRowCost: its rows go into a shuffle)"
-        else if (shuffled && filteredOnItsOwn(target)) " (once: its own filter decides how many rows go into the shuffle)"
+        else if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
+          " (once: its own filter decides how many rows go into the shuffle)"
         else ""
       Some(s"$name reads $bytes bytes$counted < minApplicationBytes ($minBytes)")
     }
