@@ -29,6 +29,9 @@ Variants:
   sieve    spark.sieve.enabled=true plus --sieve-conf (default spark.sieve.dynamicFilter.enabled=true)
   sieve-eager  the same with spark.sieve.dynamicFilter.minApplicationBytes=0: a filter on every join the
            rule allows, whatever the size (shows what the size threshold protects; TPC-DS section)
+  sieve-nodf  the sieve variant with spark.sieve.dynamicFilter.enabled=false: what the extension costs a
+           query apart from its filters (planning, the other rules) — tells a filter's cost from noise
+  sieve-alt  the sieve variant plus --alt-conf: one setting's effect, measured in the same sitting
 Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
 Each variant's rows are checked against vanilla's (as tests/answers.py compares them): a different answer is
 reported as WRONG ANSWER and not timed. (The TPC-DS section does not check: its LIMITs without a total
@@ -158,17 +161,23 @@ MODES = {
     "smj": {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"},
 }
 DEFAULT_SIEVE_CONF = "spark.sieve.dynamicFilter.enabled=true"
+VARIANTS = ("vanilla", "bloom", "sieve", "sieve-eager", "sieve-nodf", "sieve-alt")
 
 
-def variant_settings(sieve_conf):
-    sieve_extra = dict(kv.split("=", 1) for kv in sieve_conf.split(",") if kv.strip())
-    sieve_extra = {k.strip(): v.strip() for k, v in sieve_extra.items()}
+def _pairs(conf):
+    return {k.strip(): v.strip() for k, v in (kv.split("=", 1) for kv in conf.split(",") if kv.strip())}
+
+
+def variant_settings(sieve_conf, alt_conf=""):
+    sieve_extra = _pairs(sieve_conf)
     return {
         "vanilla": {"spark.sieve.enabled": "false"},
         "bloom": {"spark.sieve.enabled": "false", **BLOOM},
         "sieve": {"spark.sieve.enabled": "true", **sieve_extra},
         "sieve-eager": {"spark.sieve.enabled": "true", **sieve_extra,
                         "spark.sieve.dynamicFilter.minApplicationBytes": "0"},
+        "sieve-nodf": {"spark.sieve.enabled": "true", **sieve_extra, "spark.sieve.dynamicFilter.enabled": "false"},
+        "sieve-alt": {"spark.sieve.enabled": "true", **sieve_extra, **_pairs(alt_conf)},
     }
 
 
@@ -290,7 +299,7 @@ def bench_star(spark, args, variants, sieve_conf):
     sels = [float(s) for s in args.selectivities.split(",")]
     paths = star_tables(spark, args.fact_rows, args.dim_rows, layouts, args.row_group_mb)
     spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
-    all_variants = variant_settings(sieve_conf)
+    all_variants = variant_settings(sieve_conf, args.alt_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     vanilla_settings = full_settings(all_variants["vanilla"], all_parts=all_parts)
 
@@ -352,7 +361,7 @@ def bench_star3(spark, args, variants, sieve_conf):
     spark.range(1, 51).selectExpr("CAST(id AS INT) AS qty", "id % 5 AS size").createOrReplaceTempView("bench_qty")
     spark.createDataFrame([("store", 1), ("web", 2), ("catalog", 3)], "channel STRING, code INT") \
         .createOrReplaceTempView("bench_channel")
-    all_variants = variant_settings(sieve_conf)
+    all_variants = variant_settings(sieve_conf, args.alt_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     print("\n## Three-dimension star join (least selective dimension written first: qty 80%, channel 33%, "
           "dim 1%)\n")
@@ -475,10 +484,12 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         return
     title, texts, skipped = suite
     print(f"### {title}\n")
-    all_variants = variant_settings(sieve_conf)
+    all_variants = variant_settings(sieve_conf, args.alt_conf)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
-    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve"), ("vanilla", "sieve-eager"))
+    # sieve-nodf/sieve: what the filters themselves gain; sieve/sieve-alt: what --alt-conf gains
+    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve"), ("vanilla", "sieve-eager"),
+                               ("sieve-nodf", "sieve"), ("sieve", "sieve-alt"))
            if a in variants and b in variants]
     sieves = [v for v in variants if v.startswith("sieve")]
 
@@ -621,7 +632,9 @@ def main(argv=None):
     p.add_argument("--modes", default=",".join(MODES), help=f"join modes ({', '.join(MODES)})")
     p.add_argument("--selectivities", default=",".join(f"{s:g}" for s in SELECTIVITIES),
                    help="shares of dim rows the filter keeps (multiples of 0.001)")
-    p.add_argument("--variants", default="vanilla,bloom,sieve", help="which variants (vanilla, bloom, sieve, sieve-eager)")
+    p.add_argument("--variants", default="vanilla,bloom,sieve", help=f"which variants ({', '.join(VARIANTS)})")
+    p.add_argument("--alt-conf", default="",
+                   help="comma-separated key=value settings the sieve-alt variant adds to the sieve variant's")
     p.add_argument("--sieve-conf", default=DEFAULT_SIEVE_CONF,
                    help="comma-separated key=value settings the sieve variant adds to spark.sieve.enabled=true "
                         f"(default {DEFAULT_SIEVE_CONF}; '' = the master switch alone)")
@@ -644,7 +657,9 @@ def main(argv=None):
 
     variants = [v for v in args.variants.split(",") if v]
     layouts = args.layouts.split(",")
-    bad = ([v for v in variants if v not in ("vanilla", "bloom", "sieve", "sieve-eager")]
+    if "sieve-alt" in variants and not args.alt_conf:
+        p.error("--variants sieve-alt needs --alt-conf (the settings it adds to the sieve variant's)")
+    bad = ([v for v in variants if v not in VARIANTS]
            + [m for m in args.modes.split(",") if m not in MODES]
            + [x for x in layouts if x not in ("random", "clustered")]
            + [s for s in args.selectivities.split(",")
