@@ -168,8 +168,9 @@ def _pairs(conf):
     return {k.strip(): v.strip() for k, v in (kv.split("=", 1) for kv in conf.split(",") if kv.strip())}
 
 
-def variant_settings(sieve_conf, alt_conf=""):
-    sieve_extra = _pairs(sieve_conf)
+def variant_settings(args):
+    """Each variant's settings: the sieve ones add --sieve-conf, sieve-alt --alt-conf too."""
+    sieve_extra = _pairs(args.sieve_conf)
     return {
         "vanilla": {"spark.sieve.enabled": "false"},
         "bloom": {"spark.sieve.enabled": "false", **BLOOM},
@@ -177,7 +178,7 @@ def variant_settings(sieve_conf, alt_conf=""):
         "sieve-eager": {"spark.sieve.enabled": "true", **sieve_extra,
                         "spark.sieve.dynamicFilter.minApplicationBytes": "0"},
         "sieve-nodf": {"spark.sieve.enabled": "true", **sieve_extra, "spark.sieve.dynamicFilter.enabled": "false"},
-        "sieve-alt": {"spark.sieve.enabled": "true", **sieve_extra, **_pairs(alt_conf)},
+        "sieve-alt": {"spark.sieve.enabled": "true", **sieve_extra, **_pairs(args.alt_conf)},
     }
 
 
@@ -294,12 +295,12 @@ QUERY = ("SELECT d.cat, sum(f.amount) AS amount, count(*) AS n FROM bench_fact f
 FLOOR = "SELECT sum(amount), count(k) FROM bench_fact"
 
 
-def bench_star(spark, args, variants, sieve_conf):
+def bench_star(spark, args, variants):
     layouts, modes = args.layouts.split(","), args.modes.split(",")
     sels = [float(s) for s in args.selectivities.split(",")]
     paths = star_tables(spark, args.fact_rows, args.dim_rows, layouts, args.row_group_mb)
     spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
-    all_variants = variant_settings(sieve_conf, args.alt_conf)
+    all_variants = variant_settings(args)
     all_parts = list(MODES.values()) + list(all_variants.values())
     vanilla_settings = full_settings(all_variants["vanilla"], all_parts=all_parts)
 
@@ -354,14 +355,14 @@ STAR3 = ("SELECT d.cat, sum(f.amount) AS amount, count(*) AS n FROM bench_fact f
          "JOIN bench_dim d ON f.k = d.k WHERE q.qty <= 40 AND c.channel = 'store' AND d.cat < 10 GROUP BY d.cat")
 
 
-def bench_star3(spark, args, variants, sieve_conf):
+def bench_star3(spark, args, variants):
     """One row per layout and join mode: the three-dimension star join STAR3."""
     paths = star_tables(spark, args.fact_rows, args.dim_rows, args.layouts.split(","), args.row_group_mb)
     spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
     spark.range(1, 51).selectExpr("CAST(id AS INT) AS qty", "id % 5 AS size").createOrReplaceTempView("bench_qty")
     spark.createDataFrame([("store", 1), ("web", 2), ("catalog", 3)], "channel STRING, code INT") \
         .createOrReplaceTempView("bench_channel")
-    all_variants = variant_settings(sieve_conf, args.alt_conf)
+    all_variants = variant_settings(args)
     all_parts = list(MODES.values()) + list(all_variants.values())
     print("\n## Three-dimension star join (least selective dimension written first: qty 80%, channel 33%, "
           "dim 1%)\n")
@@ -468,7 +469,7 @@ def _suite(name, sf, spark, partitioned=False):
     return (title, texts, skipped), None
 
 
-def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitioned=False):
+def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
     plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
@@ -484,7 +485,7 @@ def bench_suite(spark, name, sf, args, variants, sieve_conf, only=None, partitio
         return
     title, texts, skipped = suite
     print(f"### {title}\n")
-    all_variants = variant_settings(sieve_conf, args.alt_conf)
+    all_variants = variant_settings(args)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
     # sieve-nodf/sieve: what the filters themselves gain; sieve/sieve-alt: what --alt-conf gains
@@ -676,14 +677,14 @@ def main(argv=None):
     start = time.perf_counter()
     failures = 0
     if not args.no_star:
-        goals(bench_star(spark, args, variants, args.sieve_conf))
+        goals(bench_star(spark, args, variants))
     if args.star3:
-        bench_star3(spark, args, variants, args.sieve_conf)
+        bench_star3(spark, args, variants)
     if args.tpcds:
-        failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.sieve_conf, args.tpcds_queries,
+        failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
                                 args.partitioned) or 0
     if args.tpch:
-        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.sieve_conf, args.tpch_queries) or 0
+        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()
     if failures:
