@@ -44,12 +44,14 @@ case class DynamicFilterExec(
     child: SparkPlan,
     keys: Seq[Seq[Expression]],
     creationKeys: Seq[Seq[Expression]],
+    picks: Seq[Seq[Int]],
     broadcast: Seq[Boolean],
     probedInStage: Seq[Boolean],
     minScanBytes: Seq[Long],
     creations: Seq[SparkPlan],
     filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
-  require(keys.size == creations.size && creationKeys.size == creations.size && broadcast.size == creations.size &&
+  require(keys.size == creations.size && creationKeys.size == creations.size && picks.size == creations.size &&
+    broadcast.size == creations.size &&
     probedInStage.size == creations.size && minScanBytes.size == creations.size && filterOf.size == creations.size &&
     filterOf.distinct.sorted == (0 until filterOf.distinct.size))
 
@@ -72,6 +74,7 @@ case class DynamicFilterExec(
   def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
       minScanBytes: Long): DynamicFilterExec =
     copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
+      picks = picks ++ sources.map(_.picks),
       broadcast = broadcast ++ sources.map(_.broadcast), probedInStage = this.probedInStage ++ sources.map(_ => probedInStage),
       minScanBytes = this.minScanBytes ++ sources.map(_ => minScanBytes),
       creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
@@ -80,7 +83,8 @@ case class DynamicFilterExec(
   def without(f: Int): SparkPlan = {
     val kept = creations.indices.filterNot(filterOf(_) == f)
     if (kept.isEmpty) child
-    else copy(keys = kept.map(keys), creationKeys = kept.map(creationKeys), broadcast = kept.map(broadcast),
+    else copy(keys = kept.map(keys), creationKeys = kept.map(creationKeys), picks = kept.map(picks),
+      broadcast = kept.map(broadcast),
       probedInStage = kept.map(probedInStage), minScanBytes = kept.map(minScanBytes), creations = kept.map(creations),
       filterOf = kept.map(i => if (filterOf(i) > f) filterOf(i) - 1 else filterOf(i)))
   }
@@ -152,14 +156,17 @@ case class DynamicFilterExec(
 
   def describeFilter(f: Int): String = {
     val from = sourcesOf(f).map { i =>
-      s"${creationKeys(i).mkString("[", ", ", "]")} (${if (broadcast(i)) "broadcast" else "shuffle"})"
+      s"${creationRead(i).mkString("[", ", ", "]")} (${if (broadcast(i)) "broadcast" else "shuffle"})"
     }
     s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
   /** The creation sides feeding filter `f`. */
   def sources(f: Int): Seq[KeyCollector.Source] =
-    sourcesOf(f).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c)))
+    sourcesOf(f).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c), picks(c)))
+
+  /** The keys creation side `c`'s filter reads over its exchange's rows (some of its join's keys, or all). */
+  def creationRead(c: Int): Seq[Expression] = picks(c).map(creationKeys(c))
 
   /** Filter `f`'s keys over the child's rows. */
   def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
@@ -384,5 +391,5 @@ object DynamicFilterExec {
   /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see `and`). */
   def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
       minScanBytes: Long): DynamicFilterExec =
-    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage, minScanBytes)
+    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage, minScanBytes)
 }

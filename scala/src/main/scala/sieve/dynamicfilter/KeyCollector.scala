@@ -2,7 +2,7 @@ package sieve.dynamicfilter
 
 import scala.reflect.ClassTag
 
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
@@ -21,8 +21,18 @@ import sieve.keyset._
 object KeyCollector {
   final case class Limits(maxKeys: Long, maxKeyBytes: Long, maxBloomBytes: Long, fpp: Double)
 
-  /** A creation side: the exchange its join reads, the join's keys over it, and whether it is a broadcast. */
-  final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean)
+  /** A creation side: the exchange its join reads, the join's keys over it (all of them: a broadcast relation is
+   * read by all), whether it is a broadcast, and `picks`, the positions in `keys` of those the filter reads (a
+   * filter on some columns of a composite key keeps every row that can match: [[KeyLineage]]). */
+  final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean, picks: Seq[Int]) {
+    /** The keys the filter reads. */
+    def read: Seq[Expression] = picks.map(keys)
+    def all: Boolean = picks == keys.indices
+  }
+  object Source {
+    def apply(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean): Source =
+      Source(creation, keys, broadcast, keys.indices)
+  }
 
   /** How many times a creation side's keys were read (not found among the recent key sets). */
   val reads = new java.util.concurrent.atomic.AtomicLong()
@@ -44,7 +54,8 @@ object KeyCollector {
       case None => collect(sources, limits)
       case Some(id) =>
         val key = (id, sources.map(s =>
-          (s.creation.canonicalized, s.keys.map(QueryPlan.normalizeExpressions(_, s.creation.output)), s.broadcast)),
+          (s.creation.canonicalized, s.keys.map(QueryPlan.normalizeExpressions(_, s.creation.output)), s.broadcast,
+            s.picks)),
           limits)
         val once = recent.synchronized { recent.computeIfAbsent(key, _ => new Once(collect(sources, limits))) }
         once.keySet
@@ -54,9 +65,9 @@ object KeyCollector {
    * (see [[SieveBroadcastKeys]]). */
   def collect(sources: Seq[Source], limits: Limits): Option[KeySet] = {
     reads.incrementAndGet()
-    val shape = KeyShape(sources.head.keys.map(_.dataType))
+    val shape = KeyShape(sources.head.read.map(_.dataType))
     val read = sources.map(s =>
-      if (s.broadcast) broadcastKeys(s.creation, s.keys) else Some(shuffleKeys(s.creation, s.keys)))
+      if (s.broadcast) broadcastKeys(s.creation, s.keys, s.picks) else Some(shuffleKeys(s.creation, s.read)))
     val source = if (read.forall(_.isDefined)) Some(union(read.flatten)) else None
     source.map { keys =>
       def bloom(expected: Long) = keys.fold(newBloom(expected, limits))(BloomKeysBuilder.put(_, shape, _))(_ merge _)
@@ -84,10 +95,12 @@ object KeyCollector {
   /** The count, min and max of broadcast sources' keys (one long-valued key column), in a pass that builds
    * no set: enough for [[KeepEstimate]] to drop a filter that would keep nearly every row before its keys
    * are collected (q68 at sf10 collected customer's 500,000 keys, 151 ms, only to drop them). A relation's
-   * keys are distinct; several sources' counts add up. None when a source is a shuffle or has no keys to read. */
+   * keys are distinct (not some columns of them); several sources' counts add up. None when a source is a
+   * shuffle, reads some of its keys, or has no keys to read. */
   def broadcastRange(sources: Seq[Source]): Option[KeySummary] = {
-    val shape = KeyShape(sources.head.keys.map(_.dataType))
-    val read = sources.map(s => if (s.broadcast && shape.asLong.isDefined) broadcastKeys(s.creation, s.keys) else None)
+    val shape = KeyShape(sources.head.read.map(_.dataType))
+    val read = sources.map(s =>
+      if (s.broadcast && s.all && shape.asLong.isDefined) broadcastKeys(s.creation, s.keys, s.picks) else None)
     if (!read.forall(_.isDefined)) None
     // no room for keys: the summary keeps only their count and range
     else Some(union(read.flatten).fold(new KeySummary(shape, 0, 0))(_ add _)(_ merge _))
@@ -106,10 +119,17 @@ object KeyCollector {
         sources.map(_.fold(zero)(add)(merge)).reduce(merge)
     }
 
-  /** From the broadcast relation, on the driver where it was built; None when it has no keys to read. */
-  private def broadcastKeys(creation: SparkPlan, creationKeys: Seq[Expression]): Option[KeySource] = {
-    def keys() =
-      SieveBroadcastKeys(creation, creationKeys).map(_.map(_.asInstanceOf[UnsafeRow]).filterNot(_.anyNull))
+  /** From the broadcast relation, on the driver where it was built (the columns `picks` of its keys); None when it
+   * has no keys to read. */
+  private def broadcastKeys(creation: SparkPlan, creationKeys: Seq[Expression], picks: Seq[Int]): Option[KeySource] = {
+    def keys() = SieveBroadcastKeys(creation, creationKeys).map { rows =>
+      val rowKeys = rows.map(_.asInstanceOf[UnsafeRow])
+      val picked = if (picks == creationKeys.indices) rowKeys else {
+        val project = UnsafeProjection.create(picks.map(i => BoundReference(i, creationKeys(i).dataType, nullable = true)))
+        rowKeys.map(r => project(r))
+      }
+      picked.filterNot(_.anyNull)
+    }
     keys().map(_ => new KeySource {
       def fold[T: ClassTag](zero: => T)(add: (T, UnsafeRow) => Unit)(merge: (T, T) => T): T = {
         val t = zero

@@ -30,14 +30,17 @@ import sieve.config.SieveConf
  *    wherever a column of it is (the rows that lose their match come back NULL-extended, and a NULL key
  *    is dropped); the preserved side of a left / right outer join (`throughPreservedSide`: each output
  *    row of a preserved row carries its key, and no other row's match changes) — never a full outer
- *    join's side; through an inner or semi join's key equality, the other side as well;
+ *    join's side; through an inner or semi join's key equality, the other side as well (each key column
+ *    to the side it comes from, or is equal to);
  *  - a broadcast build side only when another filter reads its keys (`feeds`: a filter there makes
  *    that one's keys fewer — nation's keys prune supplier, whose keys then prune lineitem); the targets
  *    below it are put with [[Route.feeding]] set, those below a shuffle exchange with [[Route.shuffled]];
  *  - an aggregate's grouping keys (whole groups are dropped) and a window's partition keys;
  *  - every branch of a UNION ALL, by column position.
  * At the scan the key must be deterministic and raise no error: it is computed on rows that the
- * operators above it (ANSI casts, divisions) never saw.
+ * operators above it (ANSI casts, divisions) never saw. A key of several columns goes on with those that
+ * take each step (a row whose columns there match no creation-side key's same columns matches none):
+ * the others are dropped, down to none, where the walk stops.
  */
 object KeyLineage {
 
@@ -48,17 +51,23 @@ object KeyLineage {
    * each of the target's rows as it is read, in their stage, at most after other joins' probes). */
   final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false)
 
-  /** `plan` with `put(target, keys, route)` at every scan that `keys` (over `plan`'s output) reach, or
-   * None where no target was reached or `put` declined at each. A target is a file scan or cached table,
-   * with the filters over it (the dynamic filter goes above those), or a [[DynamicFilterExec]] there
-   * already. */
-  def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean, feeds: SparkPlan => Boolean)(
-      put: (SparkPlan, Seq[Expression], Route) => Option[SparkPlan]): Option[SparkPlan] = {
+  /** A key followed down: its position among the join's keys, and its expression over the current node's output. */
+  type Keys = Seq[(Int, Expression)]
 
-    def down(p: SparkPlan, ks: Seq[Expression], route: Route): Option[SparkPlan] = {
-      def into(i: Int, childKeys: Seq[Expression], route: Route = route): Option[SparkPlan] =
-        if (!childKeys.flatMap(_.references).forall(p.children(i).outputSet.contains)) None
-        else down(p.children(i), childKeys, route).map(c => p.withNewChildren(p.children.updated(i, c)))
+  /** `plan` with `put(target, keys, picks, route)` at every scan that `keys` (over `plan`'s output) reach, or
+   * None where no target was reached or `put` declined at each. `picks`: the positions among `keys` of those
+   * that reach the target (a step that one key cannot take drops it — an aggregate's result that is not a
+   * grouping key, a column of a join's other side: a filter on some of the join's keys keeps every row that
+   * can match; TPC-H q2's `[min(ps_supplycost), ps_partkey]` reaches partsupp as `ps_partkey`). A target is a
+   * file scan or cached table, with the filters over it (the dynamic filter goes above those), or a
+   * [[DynamicFilterExec]] there already. */
+  def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean, feeds: SparkPlan => Boolean)(
+      put: (SparkPlan, Seq[Expression], Seq[Int], Route) => Option[SparkPlan]): Option[SparkPlan] = {
+
+    def down(p: SparkPlan, ks: Keys, route: Route): Option[SparkPlan] = {
+      def into(i: Int, childKeys: Keys, route: Route = route): Option[SparkPlan] =
+        over(childKeys, p.children(i).outputSet)
+          .flatMap(down(p.children(i), _, route).map(c => p.withNewChildren(p.children.updated(i, c))))
       p match {
         case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, route)
         case f: FilterExec if overScan(f) => at(f, ks, route)
@@ -71,18 +80,18 @@ object KeyLineage {
           throughJoin(j, ks, (side, c, k) =>
             down(c, k, route.copy(shuffled = false, apart = route.apart || !j.streamed.contains(side))))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
-          val grouping = AttributeSet(a.groupingExpressions.map(_.toAttribute))
-          val overGrouping = followAliases(ks, a.resultExpressions)
-          if (!overGrouping.flatMap(_.references).forall(grouping.contains)) None
-          else into(0, followAliases(overGrouping, a.groupingExpressions), route.copy(shuffled = false, apart = true))
-        case w: WindowExec if partitionedBy(w.partitionSpec, ks) && w.windowExpression.forall(_.deterministic) =>
-          into(0, ks, route.copy(apart = true))
-        case w: WindowGroupLimitExec if partitionedBy(w.partitionSpec, ks) => into(0, ks, route.copy(apart = true))
+          over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
+            .flatMap(g => into(0, followAliases(g, a.groupingExpressions), route.copy(shuffled = false, apart = true)))
+        case w: WindowExec if partitioned(w.partitionSpec) && w.windowExpression.forall(_.deterministic) =>
+          over(ks, AttributeSet(w.partitionSpec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
+        case w: WindowGroupLimitExec if partitioned(w.partitionSpec) =>
+          over(ks, AttributeSet(w.partitionSpec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
         case u: UnionExec =>
           val placed = u.children.map { c =>
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
-            down(c, ks.map(_.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }),
-              route)
+            down(c, ks.map { case (i, k) =>
+              i -> k.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }
+            }, route)
           }
           if (placed.forall(_.isEmpty)) None
           else Some(u.withNewChildren(placed.zip(u.children).map { case (n, c) => n.getOrElse(c) }))
@@ -90,13 +99,16 @@ object KeyLineage {
       }
     }
 
-    def at(target: SparkPlan, ks: Seq[Expression], route: Route): Option[SparkPlan] =
-      if (ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) &&
-          ks.flatMap(_.references).forall(target.outputSet.contains)) put(target, ks, route)
-      else None
+    def at(target: SparkPlan, ks: Keys, route: Route): Option[SparkPlan] =
+      over(ks.filter { case (_, k) => k.deterministic && Preconditions.cannotRaise(k) }, target.outputSet)
+        .flatMap(k => put(target, k.map(_._2), k.map(_._1), route))
 
-    down(plan, keys, Route())
+    down(plan, keys.zipWithIndex.map(_.swap), Route())
   }
+
+  /** The keys of `ks` over `attributes`, if any. */
+  private def over(ks: Keys, attributes: AttributeSet): Option[Keys] =
+    Some(ks.filter(_._2.references.subsetOf(attributes))).filter(_.nonEmpty)
 
   /** The shuffle below a creation side that has none of its own (a shuffled join's side partitioned
    * already — the output of a semi join under another: TPC-DS q95's second IN subquery), with `keys` over its
@@ -113,7 +125,7 @@ object KeyLineage {
       else p match {
         case _: ShuffleExchangeLike | _: ShuffleQueryStageExec | ReusedExchangeExec(_, _: ShuffleExchangeLike) =>
           Some(p -> ks)
-        case pr: ProjectExec if pr.projectList.forall(_.deterministic) => down(pr.child, followAliases(ks, pr.projectList))
+        case pr: ProjectExec if pr.projectList.forall(_.deterministic) => down(pr.child, ks.map(unalias(pr.projectList)))
         case f: DynamicFilterExec => down(f.child, ks)
         case _: FilterExec | _: SortExec | _: AQEShuffleReadExec => down(p.children.head, ks)
         case EquiJoin(j) =>
@@ -132,50 +144,51 @@ object KeyLineage {
     down(plan, keys).filter { case (_, ks) => ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) }
   }
 
-  /** Below a join: into each side the keys may enter (see the object's doc), updating that child. */
-  private def throughJoin(j: EquiJoin, ks: Seq[Expression],
-      down: (Int, SparkPlan, Seq[Expression]) => Option[SparkPlan]): Option[SparkPlan] = {
-    val refs = ks.flatMap(_.references)
-    val onLeft = refs.forall(j.left.outputSet.contains)
-    val onRight = refs.forall(j.right.outputSet.contains)
+  /** Below a join: into each side the keys that may enter it (see the object's doc), updating that child. */
+  private def throughJoin(j: EquiJoin, ks: Keys, down: (Int, SparkPlan, Keys) => Option[SparkPlan]): Option[SparkPlan] = {
     // a preserved row's output rows all carry its key: dropping it drops only rows the join above drops
     // (no other row's match changes, unlike a full outer join's)
     val preserved = SieveConf.DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE.get(SQLConf.get)
-    val (enterLeft, enterRight, transfer) = j.joinType match {
-      case Inner | Cross => (true, true, true)
-      case LeftSemi => (true, false, true)
-      case LeftAnti | ExistenceJoin(_) => (true, false, false)
-      case LeftOuter => (preserved, ks.forall(nullIntolerant), false)
-      case RightOuter => (ks.forall(nullIntolerant), preserved, false)
-      case _ => (false, false, false)
+    // whether each side may be entered by its own keys, and by keys equal to them by the join
+    val (enter, transfer) = j.joinType match {
+      case Inner | Cross => ((_: Expression) => Seq(true, true), Seq(true, true))
+      case LeftSemi => ((_: Expression) => Seq(true, false), Seq(false, true))
+      case LeftAnti | ExistenceJoin(_) => ((_: Expression) => Seq(true, false), Seq(false, false))
+      case LeftOuter => ((k: Expression) => Seq(preserved, nullIntolerant(k)), Seq(false, false))
+      case RightOuter => ((k: Expression) => Seq(nullIntolerant(k), preserved), Seq(false, false))
+      case _ => ((_: Expression) => Seq(false, false), Seq(false, false))
     }
-    val targets: Seq[(Int, Seq[Expression])] =
-      (if (onLeft && enterLeft) Seq(0 -> ks) else Nil) ++
-        (if (onRight && enterRight) Seq(1 -> ks) else Nil) ++
-        (if (transfer && onLeft) equalKeys(ks, j.leftKeys, j.rightKeys).map(1 -> _).toSeq else Nil) ++
-        (if (transfer && onRight && j.joinType != LeftSemi) equalKeys(ks, j.rightKeys, j.leftKeys).map(0 -> _).toSeq
-         else Nil)
-    val placed = targets.foldLeft(Map.empty[Int, SparkPlan]) { case (done, (i, k)) =>
-        down(i, done.getOrElse(i, j.join.children(i)), k).fold(done)(c => done.updated(i, c))
+    val joinKeys = Seq(j.leftKeys, j.rightKeys)
+    val placed = j.join.children.indices.flatMap { side =>
+      val (here, other) = (j.join.children(side), j.join.children(1 - side))
+      val entering = ks.flatMap { case (i, k) =>
+        if (k.references.subsetOf(here.outputSet)) { if (enter(k)(side)) Some(i -> k) else None }
+        else if (transfer(side) && k.references.subsetOf(other.outputSet)) equalKey(k, joinKeys(1 - side), joinKeys(side)).map(i -> _)
+        else None
       }
+      if (entering.isEmpty) None else down(side, here, entering).map(side -> _)
+    }.toMap
     if (placed.isEmpty) None
     else Some(j.join.withNewChildren(j.join.children.indices.map(i => placed.getOrElse(i, j.join.children(i)))))
   }
 
-  /** `ks` over one side's join keys `from`, rewritten to the other side's `to` (equal by the join), if each is one. */
-  private def equalKeys(ks: Seq[Expression], from: Seq[Expression], to: Seq[Expression]): Option[Seq[Expression]] = {
-    val mapped = ks.map(k => from.indexWhere(f => EquiJoin.plain(f).semanticEquals(EquiJoin.plain(k))))
-    if (mapped.contains(-1)) None else Some(mapped.map(i => EquiJoin.plain(to(i))))
+  /** `k`, one of one side's join keys `from`, as the other side's `to` (equal by the join). */
+  private def equalKey(k: Expression, from: Seq[Expression], to: Seq[Expression]): Option[Expression] =
+    Some(from.indexWhere(f => EquiJoin.plain(f).semanticEquals(EquiJoin.plain(k)))).filter(_ >= 0)
+      .map(i => EquiJoin.plain(to(i)))
+
+  private def followAliases(ks: Keys, named: Seq[NamedExpression]): Keys = {
+    val follow = unalias(named)
+    ks.map { case (i, k) => i -> follow(k) }
   }
 
-  private def followAliases(ks: Seq[Expression], named: Seq[NamedExpression]): Seq[Expression] = {
+  /** An expression over `named`'s output, over its input. */
+  private def unalias(named: Seq[NamedExpression]): Expression => Expression = {
     val aliases = named.collect { case a: Alias => a.exprId -> a.child }.toMap
-    ks.map(_.transformUp { case a: Attribute if aliases.contains(a.exprId) => aliases(a.exprId) })
+    _.transformUp { case a: Attribute if aliases.contains(a.exprId) => aliases(a.exprId) }
   }
 
-  private def partitionedBy(spec: Seq[Expression], ks: Seq[Expression]): Boolean =
-    spec.nonEmpty && spec.forall(_.isInstanceOf[Attribute]) &&
-      ks.flatMap(_.references).forall(AttributeSet(spec.flatMap(_.references)).contains)
+  private def partitioned(spec: Seq[Expression]): Boolean = spec.nonEmpty && spec.forall(_.isInstanceOf[Attribute])
 
   /** NULL whenever a column it reads is NULL. */
   private def nullIntolerant(e: Expression): Boolean = e match {

@@ -187,18 +187,19 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       j.join
     }
     val placed = applications(j, reasons += _).iterator.map { a =>
-      KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, route) =>
+      KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
         reached = true
+        val source = a.source.copy(picks = picks.map(a.source.picks))
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
-            .exists(waitsFor(a.source.creation, _))) {
+            .exists(waitsFor(source.creation, _))) {
           reasons += WaitsForThisSide; None
         } else {
-          val probedInStage = a.source.broadcast && !route.apart && !route.feeding
-          declined(target, targetKeys, a.source, route, facts, probedInStage, await = true) match {
+          val probedInStage = source.broadcast && !route.apart && !route.feeding
+          declined(target, targetKeys, source, route, facts, probedInStage, await = true) match {
             case Some(why) => reasons += why; None
-            case None => Some(withFilter(target, targetKeys, Seq(a.source), probedInStage,
-              minScanBytes(target, a.source, route, afterDpp = true)))
+            case None => Some(withFilter(target, targetKeys, Seq(source), probedInStage,
+              minScanBytes(target, source, route, afterDpp = true)))
           }
         }
       }.map { newApp =>
@@ -231,8 +232,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       check: (SparkPlan, Seq[Expression], KeyCollector.Source, KeyLineage.Route) => T): Seq[T] =
     applications(j, _ => ()).flatMap { a =>
       val found = Seq.newBuilder[T]
-      KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, route) =>
-        found += check(target, keys, a.source, route)
+      KeyLineage.place(a.app, a.keys, _ => false, _ => false) { (target, keys, picks, route) =>
+        found += check(target, keys, a.source.copy(picks = picks.map(a.source.picks)), route)
         None
       }
       found.result()
@@ -506,7 +507,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * 500,000-row broadcast, 0.8x vanilla, to drop the filter at run time); a small table that holds a
    * few of the keys (a list of customers to keep) keeps its filter. */
   private def wholeTableKeepsNearlyAll(scan: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source)
-      : Option[String] = (keys, source.keys) match {
+      : Option[String] = (keys, source.read) match {
     case (Seq(appKey: Attribute), Seq(creationKey: Attribute)) =>
       val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
       val maxPassRatio = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)

@@ -85,7 +85,7 @@ object SharedExchangeFilters {
         val minScanBytes = at.flatMap(_(place)).map(_.minScanBytes).min
         val alike = targets.size == copies.size &&
           targets.forall(t => CreationRewire.unfiltered(t) == CreationRewire.unfiltered(targets.head)) &&
-          sources.forall(_.keys.map(_.dataType) == sources.head.keys.map(_.dataType))
+          sources.forall(_.read.map(_.dataType) == sources.head.read.map(_.dataType))
         if (alike) {
           // each copy's own proposal gives the keys over its target's attributes
           targets.zip(at).foreach { case (t, here) =>
@@ -111,7 +111,7 @@ object SharedExchangeFilters {
   /** The sources once each, in order: the same creation side with the same keys is one. */
   private def distinct(sources: Seq[KeyCollector.Source]): Seq[KeyCollector.Source] =
     sources.foldLeft(Vector.empty[KeyCollector.Source]) { (kept, s) =>
-      def same(o: KeyCollector.Source) = o.broadcast == s.broadcast &&
+      def same(o: KeyCollector.Source) = o.broadcast == s.broadcast && o.picks == s.picks &&
         CreationRewire.unfiltered(o.creation) == CreationRewire.unfiltered(s.creation) &&
         o.keys.map(QueryPlan.normalizeExpressions(_, o.creation.output)) ==
           s.keys.map(QueryPlan.normalizeExpressions(_, s.creation.output))

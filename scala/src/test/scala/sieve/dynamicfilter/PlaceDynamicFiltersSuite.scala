@@ -52,7 +52,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   /** The table each filter operator sits on, with the creation keys of each of its filters. */
   private def placement(df: DataFrame): Seq[(String, Seq[String])] = filters(df).map { f =>
-    (table(f.child), f.creationKeys.map(_.flatMap(_.references.map(_.name)).mkString(",")).sorted)
+    (table(f.child), f.creations.indices.map(f.creationRead(_).flatMap(_.references.map(_.name)).mkString(",")).sorted)
   }.sortBy(_._1)
 
   private def table(plan: SparkPlan): String = plan.collectLeaves().head match {
@@ -136,6 +136,41 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         "SELECT f.v, d1.cat FROM (SELECT * FROM fact WHERE k2 IN (SELECT k2 FROM d2 WHERE grp = 3)) f " +
           "JOIN d1 ON f.k = d1.k WHERE d1.cat < 10"))
       assert(placement(semi) === Seq("fact" -> Seq("k", "k2")), semi.queryExecution.executedPlan)
+    }
+  }
+
+  /** The filters that read some of their join's keys: the table each is on, the names of the keys it reads. */
+  private def partial(df: DataFrame): Seq[(String, Seq[String])] = filters(df).flatMap { f =>
+    f.creations.indices.filter(c => f.picks(c).size < f.creationKeys(c).size)
+      .map(c => table(f.child) -> f.keys(c).flatMap(_.references.map(_.name)))
+  }
+
+  strategies.foreach { case (strategy, threshold) =>
+    testWithAndWithoutAqe(s"some columns of a composite key: past an aggregate's result and a join's other side, $strategy") {
+      eager(joins(threshold) :+ ("spark.sieve.dynamicFilter.minSizeRatio" -> "1"): _*) {
+        // TPC-H q2's shape: the correlated subquery's join is on [v, d1.k] = [min(v), k]; min(v) is no grouping
+        // key, k is: the subquery's fact rows are filtered by the outer rows' k (d1's cat = 7: 400 rows) —
+        // when that join is shuffled (a broadcast join's build side, the aggregate, is no application side)
+        val q2 = checkAnswerAgainstVanilla(sql(
+          "SELECT f.k, f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7 AND " +
+            "f.v = (SELECT MIN(f2.v) FROM fact f2 WHERE f2.k = d1.k)"))
+        val plan = q2.queryExecution.executedPlan
+        if (strategy == "sort-merge") {
+          assert(partial(q2).distinct === Seq("fact" -> Seq("k")), plan)
+          val subquery = filters(q2).filter(f => f.picks.exists(_.size == 1) && f.creationKeys.exists(_.size == 2))
+          assert(subquery.nonEmpty && subquery.forall(rowsOut(_) == 400), plan)
+        }
+        // the join's keys [k, grp] come from fact and d2: fact is filtered by k (cat < 3: 60 of d1's keys,
+        // 1,200 of fact's rows), d2 by grp (a broadcast build side too: fact's filter reads its keys; its
+        // relation of two int keys is packed into longs, the picked one unpacked)
+        val split = checkAnswerAgainstVanilla(sql(
+          "SELECT a.v, d1.cat FROM (SELECT f.k, f.v, d2.grp FROM fact f JOIN d2 ON f.k2 = d2.k2) a " +
+            "JOIN d1 ON a.k = d1.k AND a.grp = d1.cat WHERE d1.cat < 3"))
+        val splitPlan = split.queryExecution.executedPlan
+        assert(partial(split).distinct.sortBy(_._1) === Seq("d2" -> Seq("grp"), "fact" -> Seq("k")), splitPlan)
+        val onFact = filters(split).filter(f => table(f.child) == "fact")
+        assert(onFact.map(rowsOut).sum <= 1200, splitPlan)
+      }
     }
   }
 
