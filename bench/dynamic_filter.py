@@ -662,6 +662,9 @@ def main(argv=None):
     if "sieve-alt" in variants and not args.alt_conf:
         p.error("--variants sieve-alt needs --alt-conf (the settings it adds to the sieve variant's)")
     bad = ([v for v in variants if v not in VARIANTS]
+           + [f"{flag} entry {kv.strip()!r} (not key=value)" for flag, conf in
+              (("--sieve-conf", args.sieve_conf), ("--alt-conf", args.alt_conf))
+              for kv in conf.split(",") if kv.strip() and "=" not in kv]
            + [m for m in args.modes.split(",") if m not in MODES]
            + [x for x in layouts if x not in ("random", "clustered")]
            + [s for s in args.selectivities.split(",")
