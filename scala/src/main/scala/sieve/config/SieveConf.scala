@@ -101,7 +101,8 @@ object SieveConf {
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
     "Whether a filter fed only by broadcast joins that probe the scan's rows in the scan's own stage (only " +
-      "projections, filters, unions and other hash joins' probe sides between) also tests each row. Off: its " +
+      "projections, filters, unions and other hash joins' probe sides between, none of whose keys is a row " +
+      "that Spark cannot pack into one long: a row test spares such a probe) also tests each row. Off: its " +
       "keys are pushed into the scan (Parquet / ORC skip the row groups and files they rule out) but no row " +
       "is tested, since those joins drop the same rows in the same loop and a test per row only adds to " +
       "their probes (spark_sieve.explain says so); and where a sample of the scan's Parquet footers shows the " +

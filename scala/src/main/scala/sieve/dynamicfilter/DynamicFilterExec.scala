@@ -38,7 +38,10 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * nearly every row. With `sameStageRowTest` off, a filter fed only by broadcast joins that probe these
  * rows in this stage (`probedInStage`: only projections, filters, unions and other hash joins' probe sides
  * between) is pushed into the scan but not tested per row: those joins drop the same rows in the same
- * loop, each at the cost of one probe, which a test per row would only add to.
+ * loop, each at the cost of one probe, which a test per row would only add to — unless one of those other
+ * joins probes a key row ([[EquiJoin.rowProbe]]: built, hashed and compared byte by byte) first: a test
+ * spares it that probe for each row it drops (TPC-DS q24: store_sales' rows probe store_returns' (ticket,
+ * item) before store's and item's keys; q49: sales' before the date's).
  */
 case class DynamicFilterExec(
     child: SparkPlan,

@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQue
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.SortExec
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, ShuffledHashJoinExec, SortMergeJoinExec}
+import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType}
 
 /**
  * A planned equi-join as the dynamic filters see it: its keys, its condition, and for each side the
@@ -24,6 +25,15 @@ final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Exp
     case h: BroadcastHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
     case h: ShuffledHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
     case _ => None
+  }
+
+  /** Whether a probe of its hash table costs more than a lookup by one long: build keys that Spark cannot pack
+   * into one long (`HashJoin.rewriteKeyExpr`: integral keys of at most 8 bytes together) go into an
+   * UnsafeHashedRelation, each probe a key row built, hashed and compared byte by byte. */
+  def rowProbe: Boolean = {
+    val keys = if (streamed.contains(0)) rightKeys else leftKeys
+    val integral = Set[Any](ByteType, ShortType, IntegerType, LongType)
+    keys.exists(k => !integral.contains(k.dataType)) || keys.map(_.dataType.defaultSize).sum > 8
   }
 }
 

@@ -48,8 +48,11 @@ object KeyLineage {
    * filter reads; `shuffled`: a shuffle exchange that the target's rows reach as they are — no join or
    * aggregate between (each row is written, read and sorted before the join drops it); `apart`: anything
    * but projections, filters, unions and the probe side of other hash joins (without it, the join probes
-   * each of the target's rows as it is read, in their stage, at most after other joins' probes). */
-  final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false)
+   * each of the target's rows as it is read, in their stage, at most after other joins' probes);
+   * `afterRowProbe`: the probe side of a broadcast join whose probe builds and hashes a key row
+   * ([[EquiJoin.rowProbe]]), which the target's rows reach first. */
+  final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false,
+      afterRowProbe: Boolean = false)
 
   /** A key followed down: its position among the join's keys, and its expression over the current node's output. */
   type Keys = Seq[(Int, Expression)]
@@ -77,8 +80,9 @@ object KeyLineage {
         case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true))
         case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
-          throughJoin(j, ks, (side, c, k) =>
-            down(c, k, route.copy(shuffled = false, apart = route.apart || !j.streamed.contains(side))))
+          throughJoin(j, ks, (side, c, k) => down(c, k, route.copy(shuffled = false,
+            apart = route.apart || !j.streamed.contains(side),
+            afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe))))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
             .flatMap(g => into(0, followAliases(g, a.groupingExpressions), route.copy(shuffled = false, apart = true)))

@@ -195,7 +195,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
             .exists(waitsFor(source.creation, _))) {
           reasons += WaitsForThisSide; None
         } else {
-          val probedInStage = source.broadcast && !route.apart && !route.feeding
+          val probedInStage = source.broadcast && !route.apart && !route.feeding && !route.afterRowProbe
           declined(target, targetKeys, source, route, facts, probedInStage, await = true) match {
             case Some(why) => reasons += why; None
             case None => Some(withFilter(target, targetKeys, Seq(source), probedInStage,

@@ -20,7 +20,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   /** fact: 40,000 rows, k in [0, 2000), k2 in [0, 500); fact2 the same shape (a union's other branch);
    * d1: 2,000 rows, unique k, cat = k % 100; d2: 500 rows, unique k2, grp = k2 % 50;
-   * fact_by_p: fact partitioned by p = k2 % 4. */
+   * fact_by_p: fact partitioned by p = k2 % 4; pairs: fact's first 4,000 (k, v). */
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     spark.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "CAST(id % 500 AS INT) AS k2", "id AS v")
@@ -30,10 +30,11 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     spark.range(2000).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat").write.parquet(s"$dir/d1")
     spark.range(500).selectExpr("CAST(id AS INT) AS k2", "CAST(id % 50 AS INT) AS grp").write.parquet(s"$dir/d2")
     spark.read.parquet(s"$dir/fact").selectExpr("*", "k2 % 4 AS p").write.partitionBy("p").parquet(s"$dir/fact_by_p")
+    spark.range(4000).selectExpr("CAST(id % 2000 AS INT) AS k", "id AS v").write.parquet(s"$dir/pairs")
   }
 
   private def views(s: SparkSession): Unit =
-    Seq("fact", "fact2", "d1", "d2", "fact_by_p").foreach(t => s.read.parquet(s"$dir/$t").createOrReplaceTempView(t))
+    Seq("fact", "fact2", "d1", "d2", "fact_by_p", "pairs").foreach(t => s.read.parquet(s"$dir/$t").createOrReplaceTempView(t))
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
 
@@ -202,6 +203,29 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       // NOT IN: null-aware, left alone
       val notIn = checkAnswerAgainstVanilla(sql("SELECT d1.k FROM d1 WHERE d1.cat = 7 AND d1.k NOT IN (SELECT k FROM fact)"))
       assert(!placement(notIn).exists(_._1 == "fact"), notIn.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("below a broadcast join that probes a composite key first, a later join's filter tests each row") {
+    // fact's rows probe pairs' broadcast first, then d1's; footers not read, so a filter is placed whatever its
+    // key's spread (pairs, a whole table 10x smaller than fact, gets none)
+    eager(joins("10485760") ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "false",
+        "spark.sieve.dynamicFilter.maxFooterFiles" -> "0", "spark.sieve.dynamicFilter.minSizeRatio" -> "100"): _*) {
+      def d1Filter(on: String): DynamicFilterExec = {
+        val df = checkAnswerAgainstVanilla(sql(
+          s"SELECT f.v, d1.cat FROM fact f JOIN pairs p ON $on JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"))
+        assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
+        filters(df).head
+      }
+      // (k int, v bigint): 12 bytes, not one long — each probe builds, hashes and compares a key row; d1's
+      // filter (cat = 7: 400 of 40,000 rows) spares that probe for each row it drops
+      val afterRowProbe = d1Filter("f.k = p.k AND f.v = p.v")
+      assert(afterRowProbe.probedInStage === Seq(false) && afterRowProbe.metrics("rowsTested0").value === 40000 &&
+        rowsOut(afterRowProbe) === 400, afterRowProbe)
+      // one int key: a lookup by one long, about what a test costs — the joins' probes drop the rows
+      val afterLongProbe = d1Filter("f.k = p.k")
+      assert(afterLongProbe.probedInStage === Seq(true) && afterLongProbe.metrics("rowsTested0").value === 0,
+        afterLongProbe)
     }
   }
 
