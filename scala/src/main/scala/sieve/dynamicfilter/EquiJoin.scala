@@ -32,12 +32,14 @@ final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Exp
    * UnsafeHashedRelation, each probe a key row built, hashed and compared byte by byte. */
   def rowProbe: Boolean = {
     val keys = if (streamed.contains(0)) rightKeys else leftKeys
-    val integral = Set[Any](ByteType, ShortType, IntegerType, LongType)
-    keys.exists(k => !integral.contains(k.dataType)) || keys.map(_.dataType.defaultSize).sum > 8
+    keys.exists(k => !EquiJoin.Packable.contains(k.dataType)) || keys.map(_.dataType.defaultSize).sum > 8
   }
 }
 
 object EquiJoin {
+  /** The key types Spark packs into one long (its `IntegralType`, private to Spark). */
+  private val Packable = Set[Any](ByteType, ShortType, IntegerType, LongType)
+
   /** A key without the float normalisation Spark adds to join keys (NormalizeFloatingNumbers: -0.0 and
    * NaN made one value each), to compare keys of two joins. */
   def plain(key: Expression): Expression = key.transformUp {

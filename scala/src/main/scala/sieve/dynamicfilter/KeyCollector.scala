@@ -67,7 +67,7 @@ object KeyCollector {
     reads.incrementAndGet()
     val shape = KeyShape(sources.head.read.map(_.dataType))
     val read = sources.map(s =>
-      if (s.broadcast) broadcastKeys(s.creation, s.keys, s.picks) else Some(shuffleKeys(s.creation, s.read)))
+      if (s.broadcast) broadcastKeys(s) else Some(shuffleKeys(s.creation, s.read)))
     val source = if (read.forall(_.isDefined)) Some(union(read.flatten)) else None
     source.map { keys =>
       def bloom(expected: Long) = keys.fold(newBloom(expected, limits))(BloomKeysBuilder.put(_, shape, _))(_ merge _)
@@ -100,7 +100,7 @@ object KeyCollector {
   def broadcastRange(sources: Seq[Source]): Option[KeySummary] = {
     val shape = KeyShape(sources.head.read.map(_.dataType))
     val read = sources.map(s =>
-      if (s.broadcast && s.all && shape.asLong.isDefined) broadcastKeys(s.creation, s.keys, s.picks) else None)
+      if (s.broadcast && s.all && shape.asLong.isDefined) broadcastKeys(s) else None)
     if (!read.forall(_.isDefined)) None
     // no room for keys: the summary keeps only their count and range
     else Some(union(read.flatten).fold(new KeySummary(shape, 0, 0))(_ add _)(_ merge _))
@@ -121,11 +121,11 @@ object KeyCollector {
 
   /** From the broadcast relation, on the driver where it was built (the columns `picks` of its keys); None when it
    * has no keys to read. */
-  private def broadcastKeys(creation: SparkPlan, creationKeys: Seq[Expression], picks: Seq[Int]): Option[KeySource] = {
-    def keys() = SieveBroadcastKeys(creation, creationKeys).map { rows =>
+  private def broadcastKeys(source: Source): Option[KeySource] = {
+    def keys() = SieveBroadcastKeys(source.creation, source.keys).map { rows =>
       val rowKeys = rows.map(_.asInstanceOf[UnsafeRow])
-      val picked = if (picks == creationKeys.indices) rowKeys else {
-        val project = UnsafeProjection.create(picks.map(i => BoundReference(i, creationKeys(i).dataType, nullable = true)))
+      val picked = if (source.all) rowKeys else {
+        val project = UnsafeProjection.create(source.picks.map(i => BoundReference(i, source.keys(i).dataType, nullable = true)))
         rowKeys.map(r => project(r))
       }
       picked.filterNot(_.anyNull)

@@ -71,6 +71,9 @@ object KeyLineage {
       def into(i: Int, childKeys: Keys, route: Route = route): Option[SparkPlan] =
         over(childKeys, p.children(i).outputSet)
           .flatMap(down(p.children(i), _, route).map(c => p.withNewChildren(p.children.updated(i, c))))
+      // whole partitions are dropped: the keys over the partition columns go on
+      def byPartition(spec: Seq[Expression]): Option[SparkPlan] =
+        over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
       p match {
         case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, route)
         case f: FilterExec if overScan(f) => at(f, ks, route)
@@ -87,9 +90,8 @@ object KeyLineage {
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
             .flatMap(g => into(0, followAliases(g, a.groupingExpressions), route.copy(shuffled = false, apart = true)))
         case w: WindowExec if partitioned(w.partitionSpec) && w.windowExpression.forall(_.deterministic) =>
-          over(ks, AttributeSet(w.partitionSpec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
-        case w: WindowGroupLimitExec if partitioned(w.partitionSpec) =>
-          over(ks, AttributeSet(w.partitionSpec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
+          byPartition(w.partitionSpec)
+        case w: WindowGroupLimitExec if partitioned(w.partitionSpec) => byPartition(w.partitionSpec)
         case u: UnionExec =>
           val placed = u.children.map { c =>
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
@@ -153,20 +155,24 @@ object KeyLineage {
     // a preserved row's output rows all carry its key: dropping it drops only rows the join above drops
     // (no other row's match changes, unlike a full outer join's)
     val preserved = SieveConf.DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE.get(SQLConf.get)
-    // whether each side may be entered by its own keys, and by keys equal to them by the join
-    val (enter, transfer) = j.joinType match {
-      case Inner | Cross => ((_: Expression) => Seq(true, true), Seq(true, true))
-      case LeftSemi => ((_: Expression) => Seq(true, false), Seq(false, true))
-      case LeftAnti | ExistenceJoin(_) => ((_: Expression) => Seq(true, false), Seq(false, false))
-      case LeftOuter => ((k: Expression) => Seq(preserved, nullIntolerant(k)), Seq(false, false))
-      case RightOuter => ((k: Expression) => Seq(nullIntolerant(k), preserved), Seq(false, false))
-      case _ => ((_: Expression) => Seq(false, false), Seq(false, false))
+    // per side (left, right): entered by its own keys; NULL-extended (entered only by keys NULL with a column);
+    // entered by the other side's keys equal to its own by the join
+    val (no, both) = (Seq(false, false), Seq(true, true))
+    val (enter, nullExtended, transfer) = j.joinType match {
+      case Inner | Cross => (both, no, both)
+      case LeftSemi => (Seq(true, false), no, Seq(false, true))
+      case LeftAnti | ExistenceJoin(_) => (Seq(true, false), no, no)
+      case LeftOuter => (Seq(preserved, true), Seq(false, true), no)
+      case RightOuter => (Seq(true, preserved), Seq(true, false), no)
+      case _ => (no, no, no)
     }
     val joinKeys = Seq(j.leftKeys, j.rightKeys)
     val placed = j.join.children.indices.flatMap { side =>
       val (here, other) = (j.join.children(side), j.join.children(1 - side))
       val entering = ks.flatMap { case (i, k) =>
-        if (k.references.subsetOf(here.outputSet)) { if (enter(k)(side)) Some(i -> k) else None }
+        if (k.references.subsetOf(here.outputSet)) {
+          if (enter(side) && (!nullExtended(side) || nullIntolerant(k))) Some(i -> k) else None
+        }
         else if (transfer(side) && k.references.subsetOf(other.outputSet)) equalKey(k, joinKeys(1 - side), joinKeys(side)).map(i -> _)
         else None
       }
