@@ -4,7 +4,7 @@ import scala.reflect.ClassTag
 
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.QueryPlan
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{InputAdapter, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
 
@@ -76,8 +76,7 @@ object KeyCollector {
         keys.fold(new LongBitmap(lo, hi))((b, k) => b.add(toLong(k)))(_ merge _)
       }
       def newSummary() = new KeySummary(shape, limits.maxKeys, limits.maxKeyBytes)
-      val rows = sources.map(s => shuffleRows(s.creation))
-      (if (rows.forall(_.isDefined)) Some(rows.flatten.sum) else None).filter(_ > limits.maxKeys) match {
+      creationRows(sources).filter(_ > limits.maxKeys) match {
         case Some(rows) =>
           // More rows than an IN-set may hold (AQE knows the stage's row count): one pass that also
           // fills a bloom filter sized for those rows, used when the distinct keys overflow the set.
@@ -161,9 +160,17 @@ object KeyCollector {
     }
   }
 
+  /** The rows of the sources' shuffle stages, when every source is one that has run (AQE) and Spark knows
+   * its row count: the key rows a collection would read. */
+  def creationRows(sources: Seq[Source]): Option[Long] = {
+    val rows = sources.map(s => if (s.broadcast) None else shuffleRows(s.creation))
+    if (rows.forall(_.isDefined)) Some(rows.flatten.sum) else None
+  }
+
   /** The row count of a shuffle stage that has run (AQE), when Spark knows it. */
   private def shuffleRows(plan: SparkPlan): Option[Long] = plan match {
     case stage: ShuffleQueryStageExec => stage.getRuntimeStatistics.rowCount.map(_.toLong)
+    case input: InputAdapter => shuffleRows(input.child) // a child of whole-stage codegen
     case _ => None
   }
 

@@ -165,6 +165,16 @@ object KeyScanPushdown {
       }
     }
 
+  /** The rows of the scan below `plan`, from `groups` ([[rowGroups]] of one of its columns: of a sample when
+   * the listing is longer than `maxFiles`) scaled by the listing's bytes over those of the files read. */
+  def scanRows(plan: SparkPlan, groups: Seq[KeyPrunedFileIndex.RowGroup], maxFiles: Long): Option[Long] =
+    scanBelow(plan).map { scan =>
+      val files = listed(scan)
+      val read = KeyPrunedFileIndex.footerSample(files, maxFiles).map(_.getLen).sum
+      val rows = groups.map(_.rows).sum
+      if (read <= 0) rows else (BigDecimal(rows) * files.map(_.getLen).sum / read).toLong
+    }
+
   /** Whether the key column's values are spread over every row group of the scan below `plan`: each of a
    * sample of its row groups ([[plannedRowGroups]]) spans at least half of the range of values they hold
    * together. No key ranges pushed into such a scan skip a row group unless every key lies at one end of
