@@ -232,9 +232,8 @@ case class DynamicFilterExec(
    * date filter left (keeping 22K); without it 0.78x Spark's bloom filter. Without AQE nothing is known and
    * every filter is built. */
   private def outnumbered(i: Int): Option[String] =
-    if (sourcesOf(i).forall(broadcast)) None
-    else for {
-      creationRows <- KeyCollector.creationRows(sources(i))
+    for {
+      creationRows <- KeyCollector.creationRows(sources(i)) // (None with a broadcast source)
       scanRows <- footerRows(i)
       keeps = expected.collect { case (j, k) if !dropped.contains(j) => k }
       reach = keeps.foldLeft(scanRows.toDouble)(_ * _)
