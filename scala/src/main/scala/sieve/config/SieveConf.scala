@@ -91,6 +91,14 @@ object SieveConf {
       "the scan has a filter of its own (it decides how many rows reach the shuffle). false: " +
       "minApplicationBytes applies to the scan's bytes there too.")
 
+  val DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.keysFromBroadcastBelow", default = true,
+    "When a shuffled join's own keys give no filter (its creation side too large, or its filter would not " +
+      "pay), its application side may still be filtered by the keys of a broadcast hash join below the " +
+      "creation side's shuffle on the same key: every creation-side key is one of that broadcast's, so they " +
+      "drop only rows the join drops, and they are known as soon as the broadcast is built (TPC-DS q75: " +
+      "item's books filter catalog_returns, store_returns and web_returns before their shuffles).")
+
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
@@ -160,7 +168,7 @@ object SieveConf {
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
-    DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)

@@ -3,7 +3,7 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.catalyst.expressions.{Expression, KnownFloatingPointNormalized}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, NormalizeNaNAndZero}
 import org.apache.spark.sql.catalyst.plans.JoinType
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{InputAdapter, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.SortExec
@@ -24,6 +24,14 @@ final case class EquiJoin(join: SparkPlan, joinType: JoinType, leftKeys: Seq[Exp
   def streamed: Option[Int] = join match {
     case h: BroadcastHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
     case h: ShuffledHashJoinExec => Some(if (h.buildSide == BuildLeft) 1 else 0)
+    case _ => None
+  }
+
+  /** A broadcast hash join's broadcast and build keys, also inside whole-stage codegen (in a stage AQE made). */
+  def build: Option[(SparkPlan, Seq[Expression])] = join match {
+    case h: BroadcastHashJoinExec =>
+      val (side, keys) = if (h.buildSide == BuildLeft) (h.left, h.leftKeys) else (h.right, h.rightKeys)
+      EquiJoin.broadcastOf(side match { case i: InputAdapter => i.child; case other => other }).map(_ -> keys)
     case _ => None
   }
 

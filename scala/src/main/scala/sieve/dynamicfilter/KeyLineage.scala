@@ -3,7 +3,8 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.{Cross, ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, ProjectExec, SortExec, SparkPlan, UnionExec}
+import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SortExec, SparkPlan,
+  UnionExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
@@ -148,6 +149,45 @@ object KeyLineage {
         case _ => None
       }
     down(plan, keys).filter { case (_, ks) => ks.forall(k => k.deterministic && Preconditions.cannotRaise(k)) }
+  }
+
+  /** A broadcast below a shuffled creation side whose keys hold every value some of `keys` take there: a
+   * broadcast hash join (inner, or semi) that the rows pass on their way up, on an equality of such a key —
+   * each row it outputs has that key equal to a key of its build side. Its keys are a superset, known as soon
+   * as the broadcast is built, and far fewer to read than the shuffle's (TPC-DS q75: `catalog_sales ⋈ item`
+   * on `cs_item_sk`, books only, under the shuffle that feeds the left join to catalog_returns on
+   * `(cs_order_number, cs_item_sk)`: item's broadcast drops the other categories' returns before their
+   * shuffle, as Spark's runtime bloom filter does with item's scan). Each step down keeps every key value of
+   * its output in its input (as in [[shuffleBelow]]; not a side NULL-extended). Returns the broadcast, its
+   * join's build keys, and pairs (position in `keys`, position among those build keys); the broadcast that
+   * covers most keys. The keys must be deterministic, raise no error and compare by bytes. */
+  def broadcastBelow(plan: SparkPlan, keys: Seq[Expression]): Option[(SparkPlan, Seq[Expression], Seq[(Int, Int)])] = {
+    // (the broadcast, its build keys, the build key position) per key
+    def down(p: SparkPlan, k: Expression): Option[(SparkPlan, Seq[Expression], Int)] =
+      if (!k.references.subsetOf(p.outputSet)) None
+      else p match {
+        case e: ShuffleExchangeLike => down(e.child, k)
+        case s: ShuffleQueryStageExec => down(s.plan, k)
+        case pr: ProjectExec if pr.projectList.forall(_.deterministic) => down(pr.child, unalias(pr.projectList)(k))
+        case f: DynamicFilterExec => down(f.child, k)
+        case _: FilterExec | _: SortExec | _: AQEShuffleReadExec | _: WholeStageCodegenExec | _: InputAdapter =>
+          down(p.children.head, k)
+        case EquiJoin(j) if j.joinType == Inner || j.joinType == LeftSemi =>
+          val at = (j.leftKeys.zip(j.rightKeys)).indexWhere { case (l, r) =>
+            (EquiJoin.plain(l).semanticEquals(EquiJoin.plain(k)) || EquiJoin.plain(r).semanticEquals(EquiJoin.plain(k))) &&
+              Preconditions.binaryStable(l.dataType) && Preconditions.binaryStable(r.dataType)
+          }
+          j.build.filter(_ => at >= 0).map { case (b, buildKeys) => (b, buildKeys, at) }.orElse(
+            Seq(j.left, j.right).find(side => k.references.subsetOf(side.outputSet)).flatMap(down(_, k)))
+        case _ => None
+      }
+    val found = keys.zipWithIndex.flatMap { case (k, i) =>
+      if (k.deterministic && Preconditions.cannotRaise(k)) down(plan, k).map(i -> _) else None
+    }
+    found.groupBy { case (_, (b, _, _)) => b }.values.toSeq.sortBy(-_.size).headOption.map { covered =>
+      val (broadcast, buildKeys, _) = covered.head._2
+      (broadcast, buildKeys, covered.map { case (i, (_, _, at)) => i -> at })
+    }.filter { case (_, buildKeys, _) => buildKeys.forall(b => b.deterministic && Preconditions.binaryStable(b.dataType)) }
   }
 
   /** Below a join: into each side the keys that may enter it (see the object's doc), updating that child. */

@@ -124,9 +124,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
 
   private val NoScan = "its keys reach no file scan or cached table on the application side"
 
-  /** A side of a join that a filter may go on: its keys, and the creation side the filter reads. */
+  /** A side of a join that a filter may go on: its keys, and the creation side the filter reads (`below`: a
+   * broadcast below the join's shuffled creation side, [[KeyLineage.broadcastBelow]]; not the join's own). */
   private final case class Application(appIsLeft: Boolean, app: SparkPlan, keys: Seq[Expression],
-      source: KeyCollector.Source)
+      source: KeyCollector.Source, below: Boolean = false) {
+    /** A reason this application was declined, saying where its keys come from. */
+    def why(reason: String): String = if (below) s"keys of the broadcast below its creation side: $reason" else reason
+  }
 
   /** Where `j`'s filters may go (the preferred side first), each reason a side may not be given to `why`. */
   private def applications(j: EquiJoin, why: String => Unit): Seq[Application] = {
@@ -138,24 +142,51 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
     // a side whose creation side is the join's own exchange first: the shuffle below a side holds more
     // keys than the join's (TPC-DS q32: the item keys of the outer query filter the subquery's
     // catalog_sales; the other way, the subquery's aggregate would give every item it sold)
-    else sides.sortBy(appIsLeft => (if (appIsLeft) j.rightExchange else j.leftExchange).isEmpty).flatMap { appIsLeft =>
-      val (app, appKeys, creationSide, creationKeys) =
-        if (appIsLeft) (j.left, j.leftKeys, j.right, j.rightKeys) else (j.right, j.rightKeys, j.left, j.leftKeys)
-      val appExchange = if (appIsLeft) j.leftExchange else j.rightExchange
-      // the join's own exchange, else (a shuffled join's side partitioned already) the shuffle below it
-      (if (appIsLeft) j.rightExchange else j.leftExchange).map(e => (e, creationKeys, j.broadcast))
-        .orElse(if (j.broadcast) None
-                else KeyLineage.shuffleBelow(creationSide, creationKeys).map { case (e, ks) => (e, ks, false) }) match {
-        case None => why("no exchange on the creation side to read keys from"); None
-        case Some((creation, _, _)) if !Preconditions.sharedForCertain(creation, conf) =>
-          why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
-        case Some((creation, _, _)) if appExchange.exists(waitsFor(creation, _)) =>
-          why(WaitsForThisSide); None
-        case Some((creation, keys, broadcast)) =>
-          Some(Application(appIsLeft, app, appKeys, KeyCollector.Source(creation, keys, broadcast)))
-      }
+    else {
+      val ordered = sides.sortBy(appIsLeft => (if (appIsLeft) j.rightExchange else j.leftExchange).isEmpty)
+      // a side's own creation side first, each side's; then the broadcasts below them
+      ordered.flatMap(ownCreation(j, _, why)) ++ ordered.flatMap(broadcastBelow(j, _))
     }
   }
+
+  /** `j`'s sides as a filter on the `appIsLeft` one sees them: (application side, its keys, exchange), (creation
+   * side, its keys, exchange). */
+  private final case class Sides(app: SparkPlan, appKeys: Seq[Expression], appExchange: Option[SparkPlan],
+      creation: SparkPlan, creationKeys: Seq[Expression], creationExchange: Option[SparkPlan])
+  private def sidesOf(j: EquiJoin, appIsLeft: Boolean): Sides =
+    if (appIsLeft) Sides(j.left, j.leftKeys, j.leftExchange, j.right, j.rightKeys, j.rightExchange)
+    else Sides(j.right, j.rightKeys, j.rightExchange, j.left, j.leftKeys, j.leftExchange)
+
+  /** `j`'s `appIsLeft` side, filtered by the keys of the exchange the join reads the other side through. */
+  private def ownCreation(j: EquiJoin, appIsLeft: Boolean, why: String => Unit): Option[Application] = {
+    val s = sidesOf(j, appIsLeft)
+    // the join's own exchange, else (a shuffled join's side partitioned already) the shuffle below it
+    s.creationExchange.map(e => (e, s.creationKeys, j.broadcast))
+      .orElse(if (j.broadcast) None
+              else KeyLineage.shuffleBelow(s.creation, s.creationKeys).map { case (e, ks) => (e, ks, false) }) match {
+      case None => why("no exchange on the creation side to read keys from"); None
+      case Some((creation, _, _)) if !Preconditions.sharedForCertain(creation, conf) =>
+        why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
+      case Some((creation, _, _)) if s.appExchange.exists(waitsFor(creation, _)) =>
+        why(WaitsForThisSide); None
+      case Some((creation, keys, broadcast)) =>
+        Some(Application(appIsLeft, s.app, s.appKeys, KeyCollector.Source(creation, keys, broadcast)))
+    }
+  }
+
+  /** `j`'s `appIsLeft` side, filtered by the keys of a broadcast below the shuffled other side (some of its keys
+   * are always one of that broadcast's keys): for when the join's own keys give no filter there. */
+  private def broadcastBelow(j: EquiJoin, appIsLeft: Boolean): Option[Application] =
+    if (j.broadcast || !SieveConf.DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW.get(conf)) None
+    else {
+      val s = sidesOf(j, appIsLeft)
+      KeyLineage.broadcastBelow(s.creation, s.creationKeys).collect {
+        case (broadcast, buildKeys, pairs) if Preconditions.sharedForCertain(broadcast, conf) &&
+            !s.appExchange.exists(waitsFor(broadcast, _)) =>
+          Application(appIsLeft, s.app, pairs.map(p => s.appKeys(p._1)),
+            KeyCollector.Source(broadcast, buildKeys, broadcast = true, pairs.map(_._2)), below = true)
+      }
+    }
 
   private val WaitsForThisSide = "the creation side waits for this side's keys already (a filter the other way)"
 
@@ -193,11 +224,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(source.creation, _))) {
-          reasons += WaitsForThisSide; None
+          reasons += a.why(WaitsForThisSide); None
         } else {
-          val probedInStage = source.broadcast && !route.apart && !route.feeding && !route.afterRowProbe
+          // (a broadcast below the creation side is not the one this join probes the target's rows with)
+          val probedInStage = source.broadcast && !a.below && !route.apart && !route.feeding && !route.afterRowProbe
           declined(target, targetKeys, source, route, facts, probedInStage, await = true) match {
-            case Some(why) => reasons += why; None
+            case Some(why) => reasons += a.why(why); None
             case None => Some(withFilter(target, targetKeys, Seq(source), probedInStage,
               minScanBytes(target, source, route, afterDpp = true)))
           }
@@ -221,7 +253,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** Why not, when `j`'s keys reach scans only inside exchanges that several joins read (which `filterFor`
    * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
   private def throughSharedOnly(j: EquiJoin, facts: Facts): Option[String] = {
-    val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route, facts))
+    val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route, facts)
+      .map(why => if (belowCreation(j, source)) s"keys of the broadcast below its creation side: $why" else why))
     if (found.isEmpty) None
     else Some("its keys reach scans only inside an exchange that several joins read (a filter there goes " +
       "into every copy, fed by a join above each)" + found.flatten.distinct.map("; " + _).mkString)
@@ -239,10 +272,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       found.result()
     }
 
-  /** Whether a filter reading one of `j`'s sides is there already, in a stage AQE made before this run
-   * (KeyLineage does not enter a stage made already, so it finds no scan to filter this time). */
+  /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
+   * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    val sides = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
+    // (also of a join AQE made a broadcast join once the filter had shrunk its side: TPC-DS q75's returns)
+    val below = Seq((j.left, j.leftKeys), (j.right, j.rightKeys)).flatMap { case (side, keys) =>
+      KeyLineage.broadcastBelow(side, keys).map(_._1) }
+    val sides = (j.leftExchange ++ j.rightExchange ++ below).map(CreationRewire.unfiltered).toSet
     def find(p: SparkPlan): Boolean = p match {
       case f: DynamicFilterExec if f.creations.exists(c => sides.contains(CreationRewire.unfiltered(c))) => true
       case s: QueryStageExec => find(s.plan)
@@ -259,9 +295,13 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       reachedThroughShared(j, (target, keys, source, route) =>
         if (declined(target, keys, source, route, facts, probedInStage = false, await = false)
             .orElse(keepsNearlyAll(target, keys, source)).isEmpty)
-          Some(SharedExchangeFilters.Proposal(j.join, target, keys, source, minScanBytes(target, source, route, afterDpp = true)))
+          Some(SharedExchangeFilters.Proposal(j.join, target, keys, source,
+            minScanBytes(target, source, route, afterDpp = true), below = belowCreation(j, source)))
         else None).flatten
     }
+
+  /** Whether `source` is a broadcast below `j`'s creation side ([[broadcastBelow]]), not the join's own. */
+  private def belowCreation(j: EquiJoin, source: KeyCollector.Source): Boolean = source.broadcast && !j.broadcast
 
   // (a filter in the copies of a shared exchange: not probed in stage)
   private def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],

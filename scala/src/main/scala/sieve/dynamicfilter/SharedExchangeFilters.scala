@@ -24,9 +24,10 @@ import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 object SharedExchangeFilters {
 
   /** What a join could put on `target`: a filter of its `keys`, read from `source`; `minScanBytes`: what the
-   * scan must read for it to pay, checked again once DPP has run (0: its size does not decide). */
+   * scan must read for it to pay, checked again once DPP has run (0: its size does not decide); `below`: the
+   * source is a broadcast below the join's creation side, not the join's own ([[KeyLineage.broadcastBelow]]). */
   final case class Proposal(join: SparkPlan, target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
-      minScanBytes: Long)
+      minScanBytes: Long, below: Boolean = false)
 
   /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (by `put`: the
    * target with a filter of its keys fed by all the sources, and the least `minScanBytes` of their
@@ -78,7 +79,12 @@ object SharedExchangeFilters {
           (order.indexWhere(_ eq p.target), BindReferences.bindReferences(p.keys, p.target.output).map(_.canonicalized))
         }
       }
-      at.map(_.keySet).reduce(_ intersect _).toSeq.sortBy(_._1).foreach { case place @ (index, _) =>
+      val common = at.map(_.keySet).reduce(_ intersect _)
+      // a place fed only by broadcasts below the joins' creation sides where no target there gets the joins'
+      // own keys in every copy (a copy's own keys may not pay where another's do: a shuffle stage measured)
+      val ownAt = common.filter(place => at.forall(_(place).exists(!_.below))).map(_._1)
+      val chosen = common.filterNot(place => ownAt.contains(place._1) && at.forall(_(place).forall(_.below)))
+      chosen.toSeq.sortBy(_._1).foreach { case place @ (index, _) =>
         val targets = orders.flatMap(_.lift(index))
         val sources = distinct(at.flatMap(_(place)).map(_.source))
         // checked again after DPP only when every join's filter there is sized by the scan

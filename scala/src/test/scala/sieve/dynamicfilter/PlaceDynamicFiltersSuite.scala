@@ -584,6 +584,45 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  // TPC-DS q75: catalog_sales ⋈ item (books) under the shuffle of the left join to catalog_returns on (order,
+  // item); the join's own keys do not pay there (minApplicationBytes), item's broadcast below does
+  private def salesLeftJoinReturns(cat: Int, outer: Boolean = false) =
+    s"SELECT s.k, s.v, p.v AS pv FROM (SELECT /*+ BROADCAST(d1) */ f.k, f.v FROM fact f " +
+      (if (outer) s"LEFT JOIN d1 ON f.k = d1.k AND d1.cat = $cat) s " else s"JOIN d1 ON f.k = d1.k WHERE d1.cat = $cat) s ") +
+      "LEFT JOIN pairs p ON s.k = p.k AND s.v = p.v"
+
+  testWithAndWithoutAqe("a shuffled join's side filtered by the keys of a broadcast join below its other side") {
+    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(salesLeftJoinReturns(7)))
+      val plan = df.queryExecution.executedPlan
+      // pairs' rows with k % 100 = 7: 20 keys, twice each
+      assert(placement(df) === Seq("pairs" -> Seq("k")), plan)
+      val Seq(f) = filters(df)
+      assert(f.broadcast === Seq(true) && rowsOut(f) === 40, plan)
+      val text = DynamicFilterExplain(plan).mkString("\n")
+      assert(!text.contains("SortMergeJoin LeftOuter"), text)
+      withConf("spark.sieve.dynamicFilter.keysFromBroadcastBelow" -> "false") {
+        val off = checkAnswerAgainstVanilla(sql(salesLeftJoinReturns(7)))
+        assert(filters(off).isEmpty, off.queryExecution.executedPlan)
+      }
+      // not through the preserved side of an outer join: every fact row reaches the shuffle, d1's keys or not
+      val outer = checkAnswerAgainstVanilla(sql(salesLeftJoinReturns(7, outer = true)))
+      assert(filters(outer).isEmpty, outer.queryExecution.executedPlan)
+    }
+  }
+
+  testWithAndWithoutAqe("an exchange that two joins read gets the union of the broadcasts below both their sides") {
+    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
+      // q75's CTE read twice: pairs' shuffle feeds the cat 7 branch and the cat 8 one, computed once
+      val df = checkAnswerAgainstVanilla(sql(s"${salesLeftJoinReturns(7)} UNION ALL ${salesLeftJoinReturns(8)}"))
+      val plan = df.queryExecution.executedPlan
+      val Seq(f) = filters(df).distinct
+      assert(table(f.child) === "pairs" && f.filterCount === 1 && f.sources(0).size === 2, plan)
+      assert(rowsOut(f) === 80, plan)
+      assert(collectWithSubqueries(plan) { case s: FileSourceScanExec if table(s) == "pairs" => s }.size === 1, plan)
+    }
+  }
+
   // TPC-H q5 at sf10 (AQE, sort-merge joins): lineitem got a filter fed by orders' shuffle; once lineitem's
   // stage held it, a later placement reached orders' scan (the copy of orders' exchange the filter reads was
   // hidden in that stage) and filtered it by lineitem's keys: each side waited for the other's and the plan
