@@ -129,8 +129,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   private final case class Application(appIsLeft: Boolean, app: SparkPlan, keys: Seq[Expression],
       source: KeyCollector.Source, below: Boolean = false) {
     /** A reason this application was declined, saying where its keys come from. */
-    def why(reason: String): String = if (below) s"keys of the broadcast below its creation side: $reason" else reason
+    def why(reason: String): String = if (below) fromBelow(reason) else reason
   }
+
+  private def fromBelow(reason: String) = s"keys of the broadcast below its creation side: $reason"
 
   /** Where `j`'s filters may go (the preferred side first), each reason a side may not be given to `why`. */
   private def applications(j: EquiJoin, why: String => Unit): Seq[Application] = {
@@ -254,7 +256,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
    * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
   private def throughSharedOnly(j: EquiJoin, facts: Facts): Option[String] = {
     val found = reachedThroughShared(j, (target, keys, source, route) => pays(target, keys, source, route, facts)
-      .map(why => if (belowCreation(j, source)) s"keys of the broadcast below its creation side: $why" else why))
+      .map(why => if (belowCreation(j, source)) fromBelow(why) else why))
     if (found.isEmpty) None
     else Some("its keys reach scans only inside an exchange that several joins read (a filter there goes " +
       "into every copy, fed by a join above each)" + found.flatten.distinct.map("; " + _).mkString)
