@@ -277,17 +277,18 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
   /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
    * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    // (also of a join AQE made a broadcast join once the filter had shrunk its side: TPC-DS q75's returns)
-    val below = Seq((j.left, j.leftKeys), (j.right, j.rightKeys)).flatMap { case (side, keys) =>
-      KeyLineage.broadcastBelow(side, keys).map(_._1) }
-    val sides = (j.leftExchange ++ j.rightExchange ++ below).map(CreationRewire.unfiltered).toSet
-    def find(p: SparkPlan): Boolean = p match {
+    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = p match {
       case f: DynamicFilterExec if f.creations.exists(c => sides.contains(CreationRewire.unfiltered(c))) => true
-      case s: QueryStageExec => find(s.plan)
-      case r: ReusedExchangeExec => find(r.child)
-      case other => other.children.exists(find)
+      case s: QueryStageExec => find(s.plan, sides)
+      case r: ReusedExchangeExec => find(r.child, sides)
+      case other => other.children.exists(find(_, sides))
     }
-    sides.nonEmpty && find(j.join)
+    val own = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
+    // a broadcast below one side, read by a filter in the other (also of a join AQE made a broadcast join
+    // once the filter had shrunk that side: TPC-DS q75's returns)
+    def below(creation: SparkPlan, keys: Seq[Expression], app: SparkPlan) =
+      KeyLineage.broadcastBelow(creation, keys).exists(b => find(app, Set(CreationRewire.unfiltered(b._1))))
+    (own.nonEmpty && find(j.join, own)) || below(j.left, j.leftKeys, j.right) || below(j.right, j.rightKeys, j.left)
   }
 
   /** What a join's keys could filter inside exchanges that have copies (which `filterFor` does not enter):
