@@ -41,7 +41,7 @@ ensure_venv() {
     log "creating virtualenv $VENV (Spark $SPARK_LINE)"
     python3 -m venv "$VENV"
   fi
-  { cat "$ROOT/dev/requirements.txt"; echo "pyspark==$PYSPARK_VERSION"; } > "$VENV/requirements.txt"
+  { cat "$ROOT/dev/requirements.txt"; echo "pyspark[connect]==$PYSPARK_VERSION"; } > "$VENV/requirements.txt"
   want="$(sha256sum "$VENV/requirements.txt" | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing dev/requirements.txt and pyspark $PYSPARK_VERSION into $VENV (first run downloads ~450 MB)"

@@ -1,6 +1,7 @@
 """Hatch build hook: one jar per supported Spark line (python/spark_sieve/_spark_lines.py), each built with
 sbt (dev/sbt --spark LINE package) when it is missing or older than its sources, bundled in the wheel as
-spark_sieve/jars/<jar>; `spark_sieve.jar_path()` picks the running Spark's. SIEVE_WHEEL_LINES (e.g. "4.3")
+spark_sieve/jars/<jar>; `spark_sieve.jar_path()` picks the running Spark's. Also the Spark Connect schema's
+descriptor set (spark_sieve/connect.desc). SIEVE_WHEEL_LINES (e.g. "4.3")
 builds a wheel of some lines only, for a quicker local loop."""
 
 import glob
@@ -62,6 +63,20 @@ def ensure_jars(root, lines, version):
     return jars
 
 
+def connect_descriptor_set(root):
+    """proto/spark_sieve/connect.proto compiled by protoc (grpcio-tools) into a descriptor set, rebuilt when the
+    schema changed: the Python client's message classes are made from it at run time (spark_sieve/_connect.py)."""
+    source = os.path.join(root, "proto", "spark_sieve", "connect.proto")
+    out = os.path.join(root, "target", "proto", "connect.desc")
+    if not os.path.isfile(out) or os.path.getmtime(out) < os.path.getmtime(source):
+        from grpc_tools import protoc
+
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        if protoc.main(["protoc", f"-I{os.path.join(root, 'proto')}", f"--descriptor_set_out={out}", source]) != 0:
+            raise RuntimeError(f"protoc failed on {source}")
+    return out
+
+
 class JarBuildHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
@@ -70,3 +85,4 @@ class JarBuildHook(BuildHookInterface):
             return
         for jar in ensure_jars(self.root, wheel_lines(self.root), self.metadata.version).values():
             build_data["force_include"][jar] = f"spark_sieve/jars/{os.path.basename(jar)}"
+        build_data["force_include"][connect_descriptor_set(self.root)] = "spark_sieve/connect.desc"

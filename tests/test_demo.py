@@ -1,7 +1,10 @@
 """The demo (the README's first command) runs and says what it did."""
 
+import re
 import subprocess
 import sys
+
+import pyspark
 
 
 def test_demo_runs_and_reports():
@@ -17,5 +20,11 @@ def test_demo_runs_and_reports():
     assert "vanilla Spark" in out.stdout and "| spark-sieve" in out.stdout
     assert "DynamicFilter [k#" in out.stdout and "in-set of" in out.stdout
     assert out.stdout.count("ratio: spark-sieve is") == 2
+    # the same tree from a Spark Connect client (Spark 3.5's jar has no Connect plugin yet)
+    if pyspark.__version__.startswith("3."):
+        assert "Spark 3.5's jar has no Spark Connect plugin yet" in out.stdout
+    else:
+        assert re.search(r"pyspark.sql.connect.dataframe.DataFrame: [\d,]+ of 200,000 cars kept; server's spark-sieve "
+                         r"registered: true", out.stdout), out.stdout[-2000:]
     # no console progress bars running through the results
     assert "[Stage " not in out.stdout and "[Stage " not in out.stderr

@@ -110,7 +110,7 @@ def test_switched_off_no_filter(spark, tables):
 def test_bad_setting_names_the_key(spark, tables):
     spark.conf.set("spark.sieve.dynamicFilter.maxPassRatio", "2")
     try:
-        with pytest.raises(Exception, match=r"spark.sieve.dynamicFilter.maxPassRatio: 2.0 is outside \[0.0, 1.0\]"):
+        with pytest.raises(sieve.ConfigError, match=r"spark.sieve.dynamicFilter.maxPassRatio: 2.0 is outside \[0.0, 1.0\]"):
             spark.sql(STAR).collect()
     finally:
         spark.conf.unset("spark.sieve.dynamicFilter.maxPassRatio")

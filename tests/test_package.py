@@ -4,6 +4,8 @@ import glob
 import importlib.metadata
 import os
 import pathlib
+import subprocess
+import sys
 import zipfile
 
 import pyspark
@@ -94,3 +96,29 @@ def test_the_wheel_bundles_a_jar_for_every_spark_line():
         assert os.path.basename(jar) == f"spark-sieve-spark{line}_{scala}-{sieve.__version__}.jar"
         info = sieve.jar_build_info(jar)
         assert (info["sparkLine"], info["sparkVersion"], info["version"]) == (line, release, sieve.__version__)
+
+
+def test_the_package_is_typed_and_mypy_strict_clean(tmp_path):
+    assert (pathlib.Path(sieve.__file__).parent / "py.typed").is_file()
+    # the installed package, as a user's type checker finds it (run elsewhere: no cache left in the project)
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "spark_sieve"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_wheel_carries_the_connect_schema():
+    # the descriptor set protoc built from proto/spark_sieve/connect.proto: the Connect client's messages
+    message = sieve._connect._message("BulkFilterRelation")
+    assert [f.name for f in message.DESCRIPTOR.fields] == ["input", "tree_json", "frames"]
+    assert [f.name for f in sieve._connect._message("InfoRelation").DESCRIPTOR.fields] == ["kind", "input"]
+
+
+def test_the_test_extra_installs_what_the_tests_import():
+    import tomllib
+
+    root = pathlib.Path(__file__).parent.parent
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    required = [line.split("#")[0].strip() for line in (root / "dev" / "requirements.txt").read_text().splitlines()]
+    wanted = {r for r in required if r and not r.startswith(("hatchling", "grpcio-tools"))}  # (build tools)
+    assert wanted <= set(extra), f"pyproject's test extra lacks {sorted(wanted - set(extra))}"
+    assert any(e.startswith("pyspark[connect]") for e in extra)

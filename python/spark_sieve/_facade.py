@@ -3,8 +3,12 @@
 Python checks its arguments before calling; JVM exceptions come back as ``SieveError`` subclasses.
 """
 
-from py4j.java_gateway import JavaClass
-from py4j.protocol import Py4JJavaError
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from py4j.java_gateway import JavaClass  # type: ignore[import-untyped, unused-ignore]
+from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped, unused-ignore]
 
 from .errors import ExtensionNotEnabledError, JvmError, SieveError, from_jvm
 
@@ -17,7 +21,7 @@ _HOW_TO_ENABLE = (
 )
 
 
-def translate(error):
+def translate(error: Py4JJavaError) -> SieveError:
     """The SieveError for a Py4JJavaError: the first spark-sieve exception in its cause chain."""
     throwable = error.java_exception
     name = throwable.getClass().getName()
@@ -27,12 +31,12 @@ def translate(error):
 class Facade:
     """Calls into ``sieve.api.PythonFacade`` for one session, after checking the extension is on."""
 
-    def __init__(self, spark):
+    def __init__(self, spark: Any) -> None:
         jvm = getattr(spark, "_jvm", None)
         if jvm is None:
             raise SieveError(
-                "spark-sieve needs a classic SparkSession with a JVM (Spark Connect sessions are not "
-                f"supported yet); got {type(spark).__name__}."
+                "this spark-sieve call needs a classic SparkSession or a Spark Connect session (tree.apply, "
+                f"explain and status take either); got {type(spark).__name__}."
             )
         facade = jvm.sieve.api.PythonFacade
         if not isinstance(facade, JavaClass):
@@ -47,11 +51,11 @@ class Facade:
                 "spark.sql.extensions. " + _HOW_TO_ENABLE
             )
 
-    def call(self, method, *args):
+    def call(self, method: str, *args: Any) -> Any:
         try:
             return getattr(self._facade, method)(*args)
         except Py4JJavaError as e:
             raise translate(e) from None
 
-    def status(self):
+    def status(self) -> Dict[str, str]:
         return dict(self.call("status", self._jsession))

@@ -1,5 +1,7 @@
 """Where the bundled jars are (one per supported Spark line), and which one a Spark runs with."""
 
+from __future__ import annotations
+
 import glob
 import os
 
@@ -11,20 +13,20 @@ from .errors import JarNotFoundError, SparkVersionError
 _JARS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 
 
-def spark_line(spark_version):
+def spark_line(spark_version: str) -> str:
     """'4.3.0' / '4.3' -> '4.3', the line a jar is built for; SparkVersionError outside SPARK_LINES."""
     try:
-        line = ".".join(str(p) for p in parse_version(spark_version)[:2])
+        line: str | None = ".".join(str(p) for p in parse_version(spark_version)[:2])
     except ValueError:
         line = None
     supported = [ln for ln, _, _ in SPARK_LINES]
-    if line not in supported:
+    if line is None or line not in supported:
         raise SparkVersionError(
             f"spark-sieve {__version__} supports Spark {', '.join(supported)}; not Spark {spark_version}")
     return line
 
 
-def jar_path(spark_version=None):
+def jar_path(spark_version: str | None = None) -> str:
     """The absolute path of the bundled spark-sieve jar for ``spark_version`` ('3.5', '4.3.0', ...;
     default: the installed pyspark's) — the jar a cluster user passes with ``--jars``."""
     if spark_version is None:

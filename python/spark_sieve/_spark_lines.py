@@ -5,6 +5,8 @@ release ships it); the calls that differ between lines are in scala/src/main/shi
 Read without importing the package (dev scripts run it with plain ``python3``), so no imports here.
 """
 
+from __future__ import annotations
+
 # (Spark line, the pyspark release the line's jar is built and tested against, Scala binary version)
 SPARK_LINES = (
     ("3.5", "3.5.9", "2.12"),
@@ -32,20 +34,20 @@ OLDEST_LINE_TESTS = EVERY_LINE_TESTS + ("tests/test_demo.py", "tests/test_never_
                                         "tests/test_configure.py")
 
 
-def ci_tests(line):
+def ci_tests(line: str) -> tuple[str, ...] | None:
     """The pytest modules CI runs on ``line``; None: everything, the Scala suites too."""
     if line == NEWEST:
         return None
     return OLDEST_LINE_TESTS if line == OLDEST else EVERY_LINE_TESTS
 
 
-def tested(line):
+def tested(line: str) -> str:
     """What CI runs on ``line``, in words."""
     modules = ci_tests(line)
     return "everything" if modules is None else ", ".join(t.split("/")[-1] for t in modules)
 
 
-def compatibility_table():
+def compatibility_table() -> str:
     """README's table of the supported lines (dev/gen-compat-docs writes it; tests check it is current)."""
     rows = ["| Spark line | built and tested with pyspark | Scala | Java | jar | tested in CI |",
             "|---|---|---|---|---|---|"]

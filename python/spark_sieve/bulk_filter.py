@@ -9,46 +9,60 @@ include(c, V) keeps rows whose c equals some value of V; exclude(c, V) keeps row
 (a NULL c is kept; NULLs in V match nothing). Duplicate input rows are kept exactly.
 """
 
+from __future__ import annotations
+
 import json
 import os
+from typing import Any, Dict, List, Optional, Tuple, Type, Union
 
 from pyspark.sql import DataFrame
 
+from . import _connect
 from ._facade import Facade
 from .errors import TreeError
 
 FORMATS = ("text", "csv", "parquet", "json", "orc")
 
+# a value source: a path (str or os.PathLike) or a DataFrame (classic or Spark Connect)
+Source = Union[str, "os.PathLike[str]", Any]
+
 
 class BulkFilter:
     """A node of a filter tree. Build with include / exclude / all_of / any_of, or & and |."""
 
-    def __and__(self, other):
+    def __and__(self, other: BulkFilter) -> AllOf:
         return AllOf(*_parts(self, AllOf), *_parts(_check_node(other, "&"), AllOf))
 
-    def __or__(self, other):
+    def __or__(self, other: BulkFilter) -> AnyOf:
         return AnyOf(*_parts(self, AnyOf), *_parts(_check_node(other, "|"), AnyOf))
 
-    def apply(self, df):
+    def apply(self, df: DataFrame) -> DataFrame:
         """``df`` filtered by this tree, as a lazy DataFrame. Raises SourceError, ColumnError or TreeError
         naming what is wrong (a missing file, an unknown column, an empty AND/OR)."""
+        if _connect.is_connect_dataframe(df):
+            sources: List[Any] = []
+            result: DataFrame = _connect.apply_bulk_filter(df, json.dumps(self._spec(sources)), sources)
+            return result
         if not isinstance(df, DataFrame):
             raise TreeError(f"apply() takes a DataFrame, got {type(df).__name__}")
         spark = df.sparkSession
-        frames = []
+        frames: List[Any] = []
         spec = self._spec(frames)
-        jframes = spark._jvm.java.util.ArrayList()
+        if any(_connect.is_connect_dataframe(f) for f in frames):
+            raise TreeError("a DataFrame source of a classic DataFrame must be a classic DataFrame too")
+        jvm: Any = spark._jvm
+        jframes = jvm.java.util.ArrayList()
         for frame in frames:
             jframes.add(frame._jdf)
         jdf = Facade(spark).call("applyBulkFilter", df._jdf, json.dumps(spec), jframes)
         return DataFrame(jdf, spark)
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The tree as JSON (paths only: a DataFrame source cannot be written down)."""
         return json.dumps(self._spec(None), indent=2)
 
     @staticmethod
-    def from_json(text):
+    def from_json(text: str) -> BulkFilter:
         """A tree from the JSON that ``to_json`` writes (the form a UI or a job config holds)."""
         try:
             spec = json.loads(text)
@@ -56,33 +70,42 @@ class BulkFilter:
             raise TreeError(f"filter tree at root: not valid JSON: {e}") from None
         return _from_spec(spec, "root")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self._render()
+
+    def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
+        """The JSON form; DataFrame sources are appended to ``frames`` (None: they are an error)."""
+        raise NotImplementedError
+
+    def _render(self) -> str:
+        raise NotImplementedError
 
 
 class Leaf(BulkFilter):
-    def __init__(self, include, column, source, value_column=None, format=None):
+    def __init__(self, include: bool, column: str, source: Source, value_column: Optional[str] = None,
+                 format: Optional[str] = None) -> None:
         op = "include" if include else "exclude"
         if not isinstance(column, str) or not column:
             raise TreeError(f"{op}(): column must be a non-empty column name, got {column!r}")
         if isinstance(source, os.PathLike):
             source = os.fspath(source)
-        if not isinstance(source, (str, DataFrame)) or source == "":
+        is_frame = isinstance(source, DataFrame) or _connect.is_connect_dataframe(source)
+        if not (is_frame or isinstance(source, str) and source):
             raise TreeError(f"{op}({column!r}, ...): source must be a path or a DataFrame, got {source!r}")
         if value_column is not None and (not isinstance(value_column, str) or not value_column):
             raise TreeError(f"{op}({column!r}, ...): value_column must be a column name, got {value_column!r}")
         if format is not None and format not in FORMATS:
             raise TreeError(f"{op}({column!r}, ...): format must be one of {', '.join(FORMATS)}, got {format!r}")
-        if format is not None and isinstance(source, DataFrame):
+        if format is not None and not isinstance(source, str):
             raise TreeError(f"{op}({column!r}, ...): format= applies to paths, not to a DataFrame source")
         self.include, self.column, self.source = include, column, source
         self.value_column, self.format = value_column, format
 
-    def _spec(self, frames):
-        if isinstance(self.source, DataFrame):
+    def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
+        if not isinstance(self.source, str):
             if frames is None:
                 raise TreeError(f"{self._render()}: a DataFrame source cannot be written to JSON; use a path")
-            source = {"dataframe": len(frames)}
+            source: Dict[str, Any] = {"dataframe": len(frames)}
             frames.append(self.source)
         else:
             source = {"path": self.source}
@@ -93,23 +116,23 @@ class Leaf(BulkFilter):
             spec["value_column"] = self.value_column
         return spec
 
-    def _render(self):
-        src = "DataFrame" if isinstance(self.source, DataFrame) else repr(self.source)
+    def _render(self) -> str:
+        src = repr(self.source) if isinstance(self.source, str) else "DataFrame"
         return f"{'include' if self.include else 'exclude'}({self.column!r}, {src})"
 
 
 class _Node(BulkFilter):
-    op = None
+    op = ""
 
-    def __init__(self, *children):
+    def __init__(self, *children: BulkFilter) -> None:
         for i, child in enumerate(children):
             _check_node(child, f"{self.op}[{i}]")
         self.children = tuple(children)
 
-    def _spec(self, frames):
+    def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
         return {"op": self.op, "children": [c._spec(frames) for c in self.children]}
 
-    def _render(self):
+    def _render(self) -> str:
         return "(" + f" {self.op} ".join(c._render() for c in self.children) + ")"
 
 
@@ -121,18 +144,18 @@ class AnyOf(_Node):
     op = "or"
 
 
-def _check_node(node, where):
+def _check_node(node: object, where: str) -> BulkFilter:
     if not isinstance(node, BulkFilter):
         raise TreeError(f"{where}: expected a filter (include, exclude, all_of, any_of), got {node!r}")
     return node
 
 
-def _parts(node, kind):
+def _parts(node: BulkFilter, kind: Type[_Node]) -> Tuple[BulkFilter, ...]:
     """`a & b & c` is one AND of three; an explicit all_of(all_of(a, b), c) stays as written."""
-    return node.children if type(node) is kind else (node,)
+    return node.children if isinstance(node, _Node) and type(node) is kind else (node,)
 
 
-def _from_spec(spec, at):
+def _from_spec(spec: object, at: str) -> BulkFilter:
     if not isinstance(spec, dict):
         raise TreeError(f"filter tree at {at}: expected an object, got {spec!r}")
     op = str(spec.get("op", "")).lower()
@@ -146,26 +169,28 @@ def _from_spec(spec, at):
         source = spec.get("source")
         if not isinstance(source, dict) or "path" not in source:
             raise TreeError(f"filter tree at {at}: '{op}' needs a 'source' object with a 'path'")
-        return Leaf(op == "include", spec.get("column"), source["path"], spec.get("value_column"),
-                    source.get("format"))
+        column: Any = spec.get("column")  # (Leaf checks every argument's type)
+        return Leaf(op == "include", column, source["path"], spec.get("value_column"), source.get("format"))
     raise TreeError(f"filter tree at {at}: unknown op {spec.get('op')!r} (expected and, or, include, exclude)")
 
 
-def include(column, source, value_column=None, format=None):
+def include(column: str, source: Source, value_column: Optional[str] = None,
+            format: Optional[str] = None) -> Leaf:
     """Keep rows whose ``column`` equals some value of ``source`` (a path or a DataFrame)."""
     return Leaf(True, column, source, value_column, format)
 
 
-def exclude(column, source, value_column=None, format=None):
+def exclude(column: str, source: Source, value_column: Optional[str] = None,
+            format: Optional[str] = None) -> Leaf:
     """Keep rows whose ``column`` equals no value of ``source``; rows with a NULL ``column`` are kept."""
     return Leaf(False, column, source, value_column, format)
 
 
-def all_of(*children):
+def all_of(*children: BulkFilter) -> AllOf:
     """AND of the children."""
     return AllOf(*children)
 
 
-def any_of(*children):
+def any_of(*children: BulkFilter) -> AnyOf:
     """OR of the children."""
     return AnyOf(*children)

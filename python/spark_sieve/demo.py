@@ -4,24 +4,27 @@ Starts a local session with spark-sieve, shows what the extension is and what it
 generated data set. It grows with each feature.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 import tempfile
 import time
+from typing import Any, Callable, Dict, List, Tuple
 
 from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
 
 
-def _timed(df):
+def _timed(df: Any) -> float:
     """Seconds to compute every row and column of `df` (written to Spark's no-op sink)."""
     start = time.perf_counter()
     df.write.format("noop").mode("overwrite").save()
     return time.perf_counter() - start
 
 
-def _write_values(directory, name, values):
+def _write_values(directory: str, name: str, values: List[str]) -> str:
     path = os.path.join(directory, name)
     with open(path, "w") as f:
         f.write("".join(f"{v}\n" for v in values))
@@ -33,7 +36,7 @@ BRANDS = [f"brand{i}" for i in range(200)]
 REGIONS = [f"region{i}" for i in range(50)]
 
 
-def cars_frame(spark, rows):
+def cars_frame(spark: Any, rows: int) -> Any:
     """`rows` generated cars: id, color (10), brand (200), region (50), year (30)."""
     return spark.range(rows).selectExpr(
         "id",
@@ -43,7 +46,7 @@ def cars_frame(spark, rows):
         "pmod(hash(id, 4), 30) + 1995 AS year")
 
 
-def cars_tree(directory):
+def cars_tree(directory: str) -> sieve.BulkFilter:
     """The seed's cars example, (D) or ((C) and (A and B)): A, B on color, C on brand, D on region, each a
     text file of values written into `directory`."""
     a = sieve.include("color", _write_values(directory, "colors_a.txt", COLORS[1:8]))
@@ -53,12 +56,12 @@ def cars_tree(directory):
     return sieve.any_of(d, sieve.all_of(c, sieve.all_of(a, b)))
 
 
-def _bulk_filter_demo(spark, rows=2_000_000):
+def _bulk_filter_demo(spark: SparkSession, rows: int = 2_000_000) -> None:
     """The seed's cars example over generated cars held in memory."""
     cars = cars_frame(spark, rows).cache()
     cars.count()
     d = tempfile.mkdtemp(prefix="spark-sieve-demo-")
-    tree = cars_tree(d)
+    tree: Any = cars_tree(d)  # (its parts, taken apart below)
     dd, (c, ab) = tree.children[0], tree.children[1].children
     a, b = ab.children
 
@@ -69,7 +72,7 @@ def _bulk_filter_demo(spark, rows=2_000_000):
     print()
     sieve.explain(filtered)
 
-    def exists_sql():
+    def exists_sql() -> Any:
         cars.createOrReplaceTempView("demo_cars")
         for name, leaf in (("va", a), ("vb", b), ("vc", c), ("vd", dd)):
             spark.read.text(leaf.source).createOrReplaceTempView(name)
@@ -78,8 +81,10 @@ def _bulk_filter_demo(spark, rows=2_000_000):
             "(EXISTS (SELECT 1 FROM vc WHERE vc.value = t.brand) AND (EXISTS (SELECT 1 FROM va WHERE "
             "va.value = t.color) AND EXISTS (SELECT 1 FROM vb WHERE vb.value = t.color)))")
 
-    timings = {}
-    for label, make in (("spark-sieve", lambda: tree.apply(cars)), ("plain Spark (EXISTS)", exists_sql)):
+    timings: Dict[str, float] = {}
+    makers: List[Tuple[str, Callable[[], Any]]] = [("spark-sieve", lambda: tree.apply(cars)),
+                                                   ("plain Spark (EXISTS)", exists_sql)]
+    for label, make in makers:
         _timed(make())  # warm-up: the first query of a JVM pays for class loading and code generation
         timings[label] = _timed(make())
         print(f"  {label:22s} {make().count():>9,} rows in {timings[label]:.2f} s")
@@ -89,14 +94,14 @@ def _bulk_filter_demo(spark, rows=2_000_000):
     cars.unpersist()
 
 
-def _plan_lines(df):
+def _plan_lines(df: Any) -> List[str]:
     """The executed (final adaptive) physical plan, one operator a line, without scan details."""
     text = df._jdf.queryExecution().executedPlan().toString()
     lines = [line.split(" Batched:")[0].split(", [plan_id")[0] for line in text.splitlines()]
     return [line for line in lines if line.strip() and "Initial Plan" not in line][:24]
 
 
-def _side_by_side(left, right, width=78):
+def _side_by_side(left: List[str], right: List[str], width: int = 78) -> str:
     out = [f"  {'vanilla Spark':{width}s} | spark-sieve", f"  {'-' * width} | {'-' * width}"]
     for i in range(max(len(left), len(right))):
         a = left[i] if i < len(left) else ""
@@ -105,7 +110,7 @@ def _side_by_side(left, right, width=78):
     return "\n".join(out)
 
 
-def _dynamic_filter_demo(spark, fact_rows=6_000_000, dim_rows=600_000):
+def _dynamic_filter_demo(spark: SparkSession, fact_rows: int = 6_000_000, dim_rows: int = 600_000) -> None:
     """A star join whose small side is filtered: the fact scan is pruned by the dim keys that survive."""
     d = tempfile.mkdtemp(prefix="spark-sieve-demo-")
     spark.range(fact_rows).selectExpr(f"CAST(pmod(hash(id), {dim_rows}) AS INT) AS k", "rand(1) * 100 AS amount") \
@@ -124,7 +129,8 @@ def _dynamic_filter_demo(spark, fact_rows=6_000_000, dim_rows=600_000):
                 "spark.sieve.dynamicFilter.minApplicationBytes": str(1 << 20)}
     for k, v in settings.items():
         spark.conf.set(k, v)
-    timings, plans = {}, {}
+    timings: Dict[str, float] = {}
+    plans: Dict[str, Any] = {}
     try:
         for label, on in (("vanilla Spark", "false"), ("spark-sieve", "true"), ("vanilla Spark", "false"),
                           ("spark-sieve", "true")):  # the first round warms up the JVM
@@ -150,7 +156,31 @@ def _dynamic_filter_demo(spark, fact_rows=6_000_000, dim_rows=600_000):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def main():
+def _connect_demo(rows: int = 200_000) -> None:
+    """The cars tree from a Spark Connect client: a local Connect server started with spark-sieve's settings."""
+    import pyspark
+
+    print("\nThe same tree from a Spark Connect client (SparkSession.builder.remote('local[2]'), no py4j)")
+    if pyspark.__version__.startswith("3."):
+        print("  (Spark 3.5's jar has no Spark Connect plugin yet: use sieve_bulk_filter(...) in SQL there)")
+        return
+    builder = (SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    spark = sieve.configure(builder).getOrCreate()
+    d = tempfile.mkdtemp(prefix="spark-sieve-demo-")
+    try:
+        cars = cars_frame(spark, rows)
+        filtered = cars_tree(d).apply(cars)
+        print(f"  {type(filtered).__module__}.{type(filtered).__name__}: {filtered.count():,} of {rows:,} cars kept; "
+              f"server's spark-sieve registered: {sieve.status(spark)['registered']}")
+    finally:
+        spark.stop()
+        for name in ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE"):
+            os.environ.pop(name, None)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main() -> None:
     builder = (SparkSession.builder.master("local[2]").appName("spark-sieve demo")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
                # Spark's console progress bars would run through the results printed below
@@ -181,6 +211,7 @@ def main():
         _dynamic_filter_demo(spark)
     finally:
         spark.stop()
+    _connect_demo()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@ package sieve
 
 import org.apache.spark.sql.SparkSessionExtensions
 
+import sieve.api.BulkFilterTableFunction
 import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters}
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.{PlaceDynamicFilters, PlaceDynamicFiltersColumnarRule}
@@ -11,7 +12,7 @@ import sieve.ordering.ReorderSubqueryPredicates
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.
  * Every rule is a pure function of the plan and the session's `spark.sieve.*` settings;
  * `spark.sieve.enabled=false` makes each of them return its input unchanged, except that a
- * BulkFilter node (which only `tree.apply` creates) is still lowered, in written order.
+ * BulkFilter node (which only `tree.apply` and sieve_bulk_filter create) is still lowered, in written order.
  *
  * Order: both optimizer rules run in Spark's operator-optimization batches (AQE on or off), so
  * BulkFilter nodes are joins before Spark's join rules see them, and subquery filters are ordered
@@ -27,6 +28,8 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     SieveConf.registerWithSpark()
     // Analysis: an unknown or malformed spark.sieve.* setting fails the query, naming the key.
     ext.injectCheckRule(_ => ValidateSieveConf)
+    // Analysis: `sieve_bulk_filter(TABLE(t), '<tree JSON>', ...)`, `tree.apply(df)` for SQL.
+    ext.injectTableFunction(BulkFilterTableFunction.description)
     // Optimizer: a BulkFilter node becomes one SetFilter (value sets) and, for value sources above
     // maxSetBytes, joins in cost order (the node has no physical form, so this rule runs whatever the
     // settings; reordering is what the switches turn off).

@@ -18,20 +18,21 @@ import sieve.ordering._
 object FilterTreeJson {
   private val mapper = new ObjectMapper()
 
-  /** `frames(i)` is the DataFrame a `{"dataframe": i}` source names. */
-  def parse(json: String, frames: Seq[DataFrame] = Nil): FilterTree[LeafSpec] = {
+  /** `frames(i)` is the DataFrame a `{"dataframe": i}` source names, `frameName(i)` what messages call it. */
+  def parse(json: String, frames: Seq[DataFrame] = Nil,
+      frameName: Int => String = i => s"DataFrame #$i"): FilterTree[LeafSpec] = {
     val root = try mapper.readTree(json) catch {
       case NonFatal(e) => throw new SieveTreeException("root", s"not valid JSON: ${e.getMessage}")
     }
     if (root == null || !root.isObject) throw new SieveTreeException("root", "expected a JSON object")
-    node(root, "root", frames)
+    node(root, "root", frames, frameName)
   }
 
-  private def node(j: JsonNode, at: String, frames: Seq[DataFrame]): FilterTree[LeafSpec] = text(j, "op", at).toLowerCase match {
+  private def node(j: JsonNode, at: String, frames: Seq[DataFrame], frameName: Int => String): FilterTree[LeafSpec] = text(j, "op", at).toLowerCase match {
     case op @ ("and" | "or") =>
       val kids = Option(j.get("children")).filter(_.isArray)
         .getOrElse(throw new SieveTreeException(at, s"'$op' needs a 'children' list"))
-        .elements().asScala.toSeq.zipWithIndex.map { case (c, i) => node(c, s"$at.$op[$i]", frames) }
+        .elements().asScala.toSeq.zipWithIndex.map { case (c, i) => node(c, s"$at.$op[$i]", frames, frameName) }
       if (kids.isEmpty) throw new SieveTreeException(at, s"empty ${op.toUpperCase}: it needs at least one child")
       if (op == "and") AllOf(kids) else AnyOf(kids)
     case op @ ("include" | "exclude") =>
@@ -41,9 +42,9 @@ object FilterTreeJson {
         if (src.has("dataframe")) {
           val i = src.get("dataframe").asInt(-1)
           if (i < 0 || i >= frames.size) {
-            throw new SieveTreeException(at, s"source names DataFrame #$i but ${frames.size} were passed")
+            throw new SieveTreeException(at, s"source names ${frameName(i)} but ${frames.size} were passed")
           }
-          new FrameSource(frames(i), s"DataFrame #$i")
+          new FrameSource(frames(i), frameName(i))
         } else PathSource(text(src, "path", s"$at.source"), optText(src, "format"))
       Leaf(LeafSpec(op == "include", text(j, "column", at), source, optText(j, "value_column")))
     case other => throw new SieveTreeException(at, s"unknown op '$other' (expected and, or, include, exclude)")

@@ -1,6 +1,7 @@
 package sieve.errors
 
 import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.catalyst.trees.Origin
 
 /**
  * Every error spark-sieve raises on purpose. Each is a Spark error with its own condition
@@ -22,7 +23,11 @@ object SieveException {
 /** Spark's AnalysisException with our condition and message, no error-class registry lookup. */
 abstract class SieveAnalysisException(condition: String, message: String)
   extends AnalysisException(message = message, errorClass = Some(condition), messageParameters = Map("message" -> message))
-  with SieveException
+  with SieveException {
+  // The analyzer adds a SQL text's position by copying into a plain AnalysisException (`sieve_bulk_filter`'s
+  // errors): keep the class, which callers catch by, and the message, which names the node or argument.
+  override def withPosition(origin: Origin): AnalysisException = this
+}
 
 /** A `spark.sieve.*` setting that is unknown or holds a value of the wrong type or range. */
 class SieveConfigException(val key: String, message: String)

@@ -317,6 +317,33 @@ class BulkFilterSuite extends SieveSessionSuite {
       s"column 'colour': not a column of $colorsB (its columns: name, color)")
   }
 
+  testWithAndWithoutAqe("sieve_bulk_filter(TABLE(t), json, TABLE(source)) in SQL is tree.apply") {
+    val json =
+      s"""{"op": "or", "children": [
+         |  {"op": "include", "column": "region", "source": {"path": "$regions"}, "value_column": "region"},
+         |  {"op": "and", "children": [
+         |    {"op": "include", "column": "brand", "source": {"dataframe": 0}},
+         |    {"op": "exclude", "column": "color", "source": {"path": "$colorsB"}, "value_column": "color"}]}]}""".stripMargin
+    spark.read.parquet(brands).createOrReplaceTempView("brands_t")
+    // (the reference reads the same brands from their file: a DataFrame of this session is not the vanilla one's)
+    val tree = anyOf(D, allOf(C, leaf(include = false, "color", PathSource(colorsB, None), Some("color"))))
+    val df = checkAnswerAgainstVanilla { s =>
+      if (s eq spark) {
+        cars(s).createOrReplaceTempView("cars")
+        s.sql(s"SELECT * FROM sieve_bulk_filter(TABLE(cars), '$json', TABLE(brands_t))")
+      } else existsQuery(tree)(s)
+    }
+    assert(df.queryExecution.analyzed.collect { case b: BulkFilter => b }.size === 1)
+    assert(df.queryExecution.optimizedPlan.collect { case b: BulkFilter => b }.isEmpty)
+    assert(df.collect().toSet === tree.applyTo(cars(spark)).collect().toSet)
+    def error(sql: String) = intercept[SieveTreeException](spark.sql(sql)).getMessage
+    assert(error("SELECT * FROM sieve_bulk_filter(TABLE(cars), '{\"op\": \"or\", \"children\": []}')") ===
+      "filter tree at root: empty OR: it needs at least one child")
+    assert(error("SELECT * FROM sieve_bulk_filter(TABLE(cars), 1)") ===
+      "filter tree at sieve_bulk_filter argument 2: the tree's JSON must be a string literal, not 1")
+    assert(error("SELECT * FROM sieve_bulk_filter(TABLE(cars))").contains("got 1 argument(s)"))
+  }
+
   test("JSON trees parse to the same tree the builder makes") {
     val json =
       s"""{"op": "or", "children": [

@@ -1,6 +1,6 @@
 package org.apache.spark.sql
 
-import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Expression, NullIntolerant}
+import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Expression, FunctionTableSubqueryArgumentExpression, NullIntolerant}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
 import org.apache.spark.sql.sources.BaseRelation
@@ -34,4 +34,7 @@ object SparkShims {
   }
 
   def nullIntolerant(e: Expression): Boolean = e.isInstanceOf[NullIntolerant]
+
+  /** 3.5's TABLE arguments have no PARTITION BY / ORDER BY. */
+  def repartitioned(t: FunctionTableSubqueryArgumentExpression): Boolean = false
 }

@@ -1,6 +1,6 @@
 package org.apache.spark.sql
 
-import org.apache.spark.sql.catalyst.expressions.{CollationKey, Expression}
+import org.apache.spark.sql.catalyst.expressions.{CollationKey, Expression, FunctionTableSubqueryArgumentExpression}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.util.UnsafeRowUtils
 import org.apache.spark.sql.execution.{SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
@@ -44,4 +44,8 @@ object SparkShims {
 
   /** `Expression.nullIntolerant` (a trait, `NullIntolerant`, before 4.0). */
   def nullIntolerant(e: Expression): Boolean = e.nullIntolerant
+
+  /** A table function's `TABLE(...)` argument with PARTITION BY / WITH SINGLE PARTITION / ORDER BY (4.0+). */
+  def repartitioned(t: FunctionTableSubqueryArgumentExpression): Boolean =
+    t.partitionByExpressions.nonEmpty || t.withSinglePartition || t.orderByExpressions.nonEmpty
 }

@@ -1,0 +1,135 @@
+"""Spark Connect: a local Connect server started by PySpark with spark_sieve.configure's settings (the jar, the
+extension, the relation plugin). ``tree.apply`` on a Connect DataFrame gives the EXISTS formulation's rows as
+one BulkFilter; explain, status, the SQL function and typed errors work without py4j; a dynamic filter fires
+in a Connect query with answers equal to spark-sieve off."""
+
+import json
+import os
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
+
+import spark_sieve as sieve
+from reference import exists_query, same_rows
+from test_bulk_filter import CARS
+
+_CONNECT_ENV = ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+
+
+@pytest.fixture(scope="module")
+def connect(jar):
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    builder = (SparkSession.builder.remote("local[2]").appName("spark-sieve-connect-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.host", "127.0.0.1"))
+    session = sieve.configure(builder).getOrCreate()
+    assert sieve._connect.is_connect(session), type(session)
+    try:
+        yield session
+    finally:
+        session.stop()
+        for name in _CONNECT_ENV:  # the next module's builder makes a classic session again
+            os.environ.pop(name, None)
+
+
+@pytest.fixture(scope="module")
+def cars(connect):
+    return connect.createDataFrame(CARS, "id INT, color STRING, brand STRING, region STRING, year INT")
+
+
+@pytest.fixture(scope="module")
+def files(connect, tmp_path_factory):
+    d = tmp_path_factory.mktemp("connect_values")
+    (d / "colors.txt").write_text("green\nblue\nwhite\ngrey\nsilver\ngold\nyellow\n")
+    (d / "years.txt").write_text("2001\n2010\n2020\n")
+    connect.createDataFrame([("ASIA",), ("NA",), (None,)], "region STRING").write.parquet(str(d / "regions.parquet"))
+    return {"colors": str(d / "colors.txt"), "years": str(d / "years.txt"), "regions": str(d / "regions.parquet")}
+
+
+def check(connect, cars, tree):
+    df = tree.apply(cars)
+    assert sieve._connect.is_connect_dataframe(df)
+    ok, diff = same_rows(df, exists_query(connect, cars, tree))
+    assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
+    assert "as written" in sieve.explain(df, print_it=False)   # the server's explain of the BulkFilter
+    return df
+
+
+def test_bulk_filters_on_a_connect_dataframe(connect, cars, files):
+    assert check(connect, cars, sieve.include("color", files["colors"])).count() == 9
+    assert sorted(r.id for r in check(connect, cars, sieve.exclude("color", files["colors"])).collect()) == [1, 1, 4]
+    tree = sieve.any_of(sieve.include("region", files["regions"]),
+                        sieve.all_of(sieve.include("brand", connect.createDataFrame([("BMW",), ("Kia",)], "b STRING")),
+                                     sieve.exclude("year", files["years"])))
+    df = check(connect, cars, tree)
+    assert df.where("id = 6").count() == 2   # duplicate rows kept exactly
+    # the result is an ordinary Connect DataFrame: columns resolve against it, it composes
+    assert df.select(df["id"]).where(df["region"] == "ASIA").count() == 4   # ids 1, 1, 5, 7
+
+
+def test_explain_and_status_without_py4j(connect, cars, files):
+    df = sieve.include("color", files["colors"]).apply(cars)
+    text = sieve.explain(df, print_it=False)
+    assert "as written" in text and "include(color" in text, text
+    status = sieve.status(connect)
+    assert status["registered"] == "true"
+    assert status["version"] == sieve.__version__
+    assert "spark.sieve.bulkFilter.maxSetBytes" in status
+
+
+def test_sql_function_from_connect(connect, cars, files):
+    tree = sieve.include("color", files["colors"]) & sieve.exclude("year", files["years"])
+    df = connect.sql("SELECT * FROM sieve_bulk_filter(TABLE({cars}), :tree)", args={"tree": tree.to_json()}, cars=cars)
+    ok, diff = same_rows(df, tree.apply(cars))
+    assert ok, diff
+
+
+def test_errors_are_typed_on_connect(connect, cars, files, tmp_path):
+    with pytest.raises(sieve.TreeError, match=r"filter tree at root.and\[1\]: empty OR") as info:
+        sieve.all_of(sieve.include("color", files["colors"]), sieve.any_of()).apply(cars)
+    assert isinstance(info.value, AnalysisException)   # still PySpark's own class too
+    assert info.value.getCondition() == "SIEVE_TREE_INVALID"
+    with pytest.raises(sieve.ColumnError, match="column 'colour': not a column of the input"):
+        sieve.include("colour", files["colors"]).apply(cars)
+    missing = str(tmp_path / "nope.txt")
+    with pytest.raises(sieve.SourceError, match="no such file or directory"):
+        sieve.include("color", missing).apply(cars)
+    with pytest.raises(sieve.TreeError, match="unknown op 'xor'"):
+        connect.sql("SELECT * FROM sieve_bulk_filter(TABLE({cars}), :tree)",
+                    args={"tree": json.dumps({"op": "xor"})}, cars=cars).schema
+    connect.conf.set("spark.sieve.dynamicFilter.maxPassRatio", "2")
+    try:
+        with pytest.raises(sieve.ConfigError, match=r"maxPassRatio: 2.0 is outside \[0.0, 1.0\]"):
+            connect.range(3).collect()
+    finally:
+        connect.conf.unset("spark.sieve.dynamicFilter.maxPassRatio")
+    assert connect.range(3).count() == 3   # nothing else broke
+
+
+def test_a_dynamic_filter_fires_in_a_connect_query(connect, tmp_path):
+    connect.range(30000).selectExpr("CAST(id % 1500 AS INT) AS k", "id AS v").write.parquet(str(tmp_path / "fact"))
+    connect.range(1500).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat") \
+        .write.parquet(str(tmp_path / "dim"))
+    connect.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("fact")
+    connect.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dim")
+    query = "SELECT f.k, f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
+    # (every row tested: by default the broadcast join's filter is left out where the fact's footers show its
+    # key spread over every row group, as here; tests/test_dynamic_filter.py does the same)
+    connect.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    connect.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
+    try:
+        df = connect.sql(query)
+        rows = df.collect()
+        text = sieve.explain(df, print_it=False)
+        assert "DynamicFilter [k#" in text, text
+        connect.conf.set("spark.sieve.enabled", "false")
+        expected = connect.sql(query).collect()
+    finally:
+        for key in ("minApplicationBytes", "sameStageRowTest"):
+            connect.conf.unset(f"spark.sieve.dynamicFilter.{key}")
+        connect.conf.unset("spark.sieve.enabled")
+    assert sorted(rows) == sorted(expected) and len(rows) == 300
