@@ -17,9 +17,12 @@ CARS = [
 ]
 
 
+CARS_SCHEMA = "id INT, color STRING, brand STRING, region STRING, year INT"
+
+
 @pytest.fixture(scope="module")
 def cars(spark):
-    return spark.createDataFrame(CARS, "id INT, color STRING, brand STRING, region STRING, year INT")
+    return spark.createDataFrame(CARS, CARS_SCHEMA)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
 from reference import exists_query, same_rows
-from test_bulk_filter import CARS
+from test_bulk_filter import CARS, CARS_SCHEMA
 
 _CONNECT_ENV = ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
 
@@ -38,7 +38,7 @@ def connect(jar):
 
 @pytest.fixture(scope="module")
 def cars(connect):
-    return connect.createDataFrame(CARS, "id INT, color STRING, brand STRING, region STRING, year INT")
+    return connect.createDataFrame(CARS, CARS_SCHEMA)
 
 
 @pytest.fixture(scope="module")
