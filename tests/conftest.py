@@ -39,6 +39,24 @@ def spark(jar):
 
 
 @pytest.fixture(scope="module")
+def connect(jar):
+    """A Spark Connect client of a local Connect server that PySpark starts with spark_sieve.configure's
+    settings (the jar, the extension, the relation plugin): one per test module, as `spark`."""
+    _stop_active_session()
+    builder = (SparkSession.builder.remote("local[2]").appName("spark-sieve-connect-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.codegen.fallback", "false")
+               .config("spark.driver.host", "127.0.0.1"))
+    session = sieve.configure(builder).getOrCreate()
+    assert sieve._connect.is_connect(session), type(session)
+    try:
+        yield session
+    finally:
+        sieve._connect.stop_local(session)
+
+
+@pytest.fixture(scope="module")
 def standalone_cluster(tmp_path_factory, jar):
     """A master and two workers on 127.0.0.1, each its own JVM; shut down even when a test fails."""
     _stop_active_session()

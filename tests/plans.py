@@ -1,5 +1,21 @@
-"""Reading an executed physical plan from Python (through py4j) for plan-shape assertions: the
-operators of the final plan, AQE's stages and subqueries included, and their SQL metrics."""
+"""Reading plans from Python for plan-shape assertions: a DataFrame's analysed and optimised logical plans (of
+a classic or a Spark Connect DataFrame), and (through py4j) the operators of the final physical plan, AQE's
+stages and subqueries included, with their SQL metrics."""
+
+import re
+
+from spark_sieve._connect import is_connect_dataframe
+
+
+def logical_plans(df):
+    """(analysed, optimised) logical plan of `df` as text: from the JVM's QueryExecution on a classic session,
+    from the server's extended explain on Spark Connect (the same tree strings)."""
+    if is_connect_dataframe(df):
+        text = df._explain_string(extended=True)
+        sections = dict(re.findall(r"== (\w+) Logical Plan ==\n(.*?)(?=\n== |\Z)", text, re.S))
+        return sections["Analyzed"], sections["Optimized"]
+    qe = df._jdf.queryExecution()
+    return qe.analyzed().toString(), qe.optimizedPlan().toString()
 
 
 def _seq(scala_seq):

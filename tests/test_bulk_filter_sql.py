@@ -8,6 +8,7 @@ import pyspark
 import pytest
 
 import spark_sieve as sieve
+from plans import logical_plans
 from reference import exists_query, same_rows
 from test_bulk_filter import cars, files  # noqa: F401  (the module's fixtures: the cars table, value files)
 
@@ -26,9 +27,9 @@ def check_sql(spark, cars, tree):
     assert ok, f"differs from tree.apply (extra, missing): {diff}"
     ok, diff = same_rows(df, exists_query(spark, cars, tree))
     assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
-    qe = df._jdf.queryExecution()
-    assert qe.analyzed().toString().count("BulkFilter") == 1
-    assert "BulkFilter" not in qe.optimizedPlan().toString()
+    analyzed, optimized = logical_plans(df)
+    assert analyzed.count("BulkFilter") == 1
+    assert "BulkFilter" not in optimized
     return df
 
 

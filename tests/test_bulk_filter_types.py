@@ -8,6 +8,7 @@ import pytest
 
 import spark_sieve as sieve
 from answers import diff_answers
+from plans import logical_plans
 from reference import exists_query
 from spark_line import COLLATIONS, NEEDS_COLLATIONS
 
@@ -73,7 +74,7 @@ def _run(spark, table, tree, joins):
         df = tree.apply(table)
         diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
         assert diff is None, f"differs from EXISTS/NOT EXISTS (missing, extra): {diff}"
-        optimized = df._jdf.queryExecution().optimizedPlan().toString()
+        optimized = logical_plans(df)[1]
         assert ("SetFilter" in optimized) != joins, optimized
         return df
     finally:
@@ -109,7 +110,7 @@ def test_oversized_sources_are_joined_and_the_rest_are_sets(spark, table, source
         df = tree.apply(table)
         diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
         assert diff is None, diff
-        optimized = df._jdf.queryExecution().optimizedPlan().toString()
+        optimized = logical_plans(df)[1]
         assert optimized.count("SetFilter") == 1 and "3 leaves: 2 in value sets, 1 joined" in optimized, optimized
         text = sieve.explain(df, print_it=False)
         sets = re.search(r"value sets: (.*)", text).group(1)   # in the cost model's order

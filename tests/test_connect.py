@@ -4,50 +4,21 @@ one BulkFilter; explain, status, the SQL function and typed errors work without 
 in a Connect query with answers equal to spark-sieve off."""
 
 import json
-import os
 
 import pytest
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
 from reference import exists_query, same_rows
-from test_bulk_filter import CARS, CARS_SCHEMA
+from spark_line import NEEDS_CONNECT_PLUGIN
+from test_bulk_filter import cars, files  # noqa: F401  (with `spark` below: the cars table and value files)
 
-_CONNECT_ENV = ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
-
-
-@pytest.fixture(scope="module")
-def connect(jar):
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
-    builder = (SparkSession.builder.remote("local[2]").appName("spark-sieve-connect-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.host", "127.0.0.1"))
-    session = sieve.configure(builder).getOrCreate()
-    assert sieve._connect.is_connect(session), type(session)
-    try:
-        yield session
-    finally:
-        session.stop()
-        for name in _CONNECT_ENV:  # the next module's builder makes a classic session again
-            os.environ.pop(name, None)
+pytestmark = NEEDS_CONNECT_PLUGIN
 
 
 @pytest.fixture(scope="module")
-def cars(connect):
-    return connect.createDataFrame(CARS, CARS_SCHEMA)
-
-
-@pytest.fixture(scope="module")
-def files(connect, tmp_path_factory):
-    d = tmp_path_factory.mktemp("connect_values")
-    (d / "colors.txt").write_text("green\nblue\nwhite\ngrey\nsilver\ngold\nyellow\n")
-    (d / "years.txt").write_text("2001\n2010\n2020\n")
-    connect.createDataFrame([("ASIA",), ("NA",), (None,)], "region STRING").write.parquet(str(d / "regions.parquet"))
-    return {"colors": str(d / "colors.txt"), "years": str(d / "years.txt"), "regions": str(d / "regions.parquet")}
+def spark(connect):
+    return connect
 
 
 def check(connect, cars, tree):

@@ -69,17 +69,44 @@ def _relation_bytes(df: Any) -> bytes:
 def _dataframe(session: Any, message: Any, child: Any = None) -> Any:
     """A Connect DataFrame whose plan is ``message`` in a Relation's extension."""
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
-    from pyspark.sql.connect.plan import LogicalPlan
 
-    class SieveRelation(LogicalPlan):
-        def plan(self, client: Any) -> Any:
-            relation = self._create_proto_relation()
-            relation.extension.Pack(message)
-            return relation
-
-    plan = SieveRelation(child._plan if child is not None else None)
+    plan = _relation_class()(message, child._plan if child is not None else None)
     frame: Any = ConnectDataFrame  # (its constructor differs between lines)
     return frame.withPlan(plan, session) if hasattr(frame, "withPlan") else frame(plan, session)  # 3.5: withPlan
+
+
+_relation_classes: List[Any] = []
+
+
+def _relation_class() -> Any:
+    """The Connect plan node that packs one of spark-sieve's messages into ``Relation.extension`` (made on
+    first use, as pyspark's Connect modules import only where Connect's dependencies are installed)."""
+    if not _relation_classes:
+        from pyspark.sql.connect.plan import LogicalPlan
+
+        class SieveRelation(LogicalPlan):  # type: ignore[misc, unused-ignore]
+            def __init__(self, message: Any, child: Any) -> None:
+                super().__init__(child)
+                self._message = message
+
+            def plan(self, client: Any) -> Any:
+                relation = self._create_proto_relation()
+                relation.extension.Pack(self._message)
+                return relation
+
+        _relation_classes.append(SieveRelation)
+    return _relation_classes[0]
+
+
+def stop_local(session: Any) -> None:
+    """Stop a session made by ``builder.remote("local...")`` so that the next builder in this process makes a
+    classic session again: PySpark leaves environment variables behind that turn every later builder into a
+    Connect client."""
+    try:
+        session.stop()
+    finally:
+        for name in ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE"):
+            os.environ.pop(name, None)
 
 
 def apply_bulk_filter(df: Any, tree_json: str, frames: List[Any]) -> Any:

@@ -174,9 +174,7 @@ def _connect_demo(rows: int = 200_000) -> None:
         print(f"  {type(filtered).__module__}.{type(filtered).__name__}: {filtered.count():,} of {rows:,} cars kept; "
               f"server's spark-sieve registered: {sieve.status(spark)['registered']}")
     finally:
-        spark.stop()
-        for name in ("SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE"):
-            os.environ.pop(name, None)
+        sieve._connect.stop_local(spark)
         shutil.rmtree(d, ignore_errors=True)
 
 
