@@ -68,7 +68,11 @@ lazy val root = (project in file("."))
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
+    // the shims' Java classes run wherever the Scala ones do (scalac's bytecode is Java 8's)
+    javacOptions ++= Seq("--release", "8"),
     Compile / unmanagedJars ++= (pysparkJars * "*.jar").classpath,
+    // Spark Connect's server where pyspark's jars lack it (3.5: SIEVE_CONNECT_SERVER_JAR, set by dev/sbt)
+    Compile / unmanagedJars ++= sys.env.get("SIEVE_CONNECT_SERVER_JAR").filter(_.nonEmpty).map(file).toSeq.classpath,
     libraryDependencies ++= Seq(
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),

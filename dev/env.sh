@@ -41,7 +41,8 @@ ensure_venv() {
     log "creating virtualenv $VENV (Spark $SPARK_LINE)"
     python3 -m venv "$VENV"
   fi
-  { cat "$ROOT/dev/requirements.txt"; echo "pyspark[connect]==$PYSPARK_VERSION"; } > "$VENV/requirements.txt"
+  { cat "$ROOT/dev/requirements.txt"; echo "pyspark[connect]==$PYSPARK_VERSION"
+    python3 "$ROOT/python/spark_sieve/_spark_lines.py" --requirements "$SPARK_LINE"; } > "$VENV/requirements.txt"
   want="$(sha256sum "$VENV/requirements.txt" | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing dev/requirements.txt and pyspark $PYSPARK_VERSION into $VENV (first run downloads ~450 MB)"
@@ -73,4 +74,25 @@ line_jars() {
   fi
   flock -u "$lock"
   echo "$dir/jars"
+}
+
+# Spark Connect's server jar for a line whose pyspark jars lack it (3.5; _spark_lines.py's CONNECT_SERVER),
+# fetched once through Maven into .cache/spark-<line>-connect/; prints its path, or nothing for a line whose
+# pyspark has it. Compiled against (dev/sbt), and the tests' local Connect server loads it (dev/test).
+connect_server_jar() {
+  local version dir="$CACHE/spark-$SPARK_LINE-connect" lock
+  version="$(python3 "$ROOT/python/spark_sieve/_spark_lines.py" --connect-server "$SPARK_LINE")"
+  [ -n "$version" ] || return 0
+  local jar="$dir/spark-connect_$SCALA_BINARY-$version.jar"
+  mkdir -p "$CACHE"
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  if [ ! -f "$jar" ]; then
+    log "fetching Spark Connect's server $version for Spark $SPARK_LINE through Maven (~14 MB, once)"
+    mvn -q -B -Dmaven.repo.local="$CACHE/m2" dependency:copy \
+      "-Dartifact=org.apache.spark:spark-connect_$SCALA_BINARY:$version" "-DoutputDirectory=$dir" >&2 ||
+      { log "fetching Spark Connect's server $version failed"; exit 1; }
+  fi
+  flock -u "$lock"
+  echo "$jar"
 }

@@ -1,10 +1,13 @@
 """Fixtures shared by every test module. Tests import the *installed* spark_sieve (dev/test builds and
 installs the wheel first); the source tree under python/ is never on sys.path."""
 
+import os
+
 import pytest
 from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
+from spark_line import CONNECT_SERVER_APART
 from standalone import StandaloneCluster
 
 
@@ -43,7 +46,14 @@ def connect(jar):
     """A Spark Connect client of a local Connect server that PySpark starts with spark_sieve.configure's
     settings (the jar, the extension, the relation plugin): one per test module, as `spark`."""
     _stop_active_session()
-    builder = (SparkSession.builder.remote("local[2]").appName("spark-sieve-connect-tests")
+    builder = SparkSession.builder.remote("local[2]").appName("spark-sieve-connect-tests")
+    if CONNECT_SERVER_APART:  # Spark 3.5's server is a jar of its own: dev/test fetches it and names it here
+        server = os.environ.get("SIEVE_CONNECT_SERVER_JAR")
+        if not server or not os.path.isfile(server):
+            pytest.fail(f"SIEVE_CONNECT_SERVER_JAR ({server!r}) names no Spark Connect server jar; run the tests "
+                        "through dev/test, which fetches it")
+        builder = builder.config("spark.jars", server)
+    builder = (builder
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.codegen.fallback", "false")

@@ -11,7 +11,5 @@ LINE = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
 COLLATIONS = LINE >= (4, 0)
 NEEDS_COLLATIONS = pytest.mark.skipif(not COLLATIONS, reason=f"Spark {pyspark.__version__} has no collations")
 
-# spark-sieve's Spark Connect plugin is built for the 4.x lines; the 3.5 jar has none yet (issue 15)
-CONNECT_PLUGIN = LINE >= (4, 0)
-NEEDS_CONNECT_PLUGIN = pytest.mark.skipif(
-    not CONNECT_PLUGIN, reason=f"spark-sieve's jar for Spark {pyspark.__version__} has no Spark Connect plugin")
+# Spark 3.5 ships Spark Connect's server apart from pyspark's jars (a jar of its own; 4.0 on, inside)
+CONNECT_SERVER_APART = LINE < (4, 0)

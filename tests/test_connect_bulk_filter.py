@@ -20,9 +20,6 @@ from test_bulk_filter_sql import (  # noqa: F401
 )
 
 import spark_sieve as sieve
-from spark_line import NEEDS_CONNECT_PLUGIN
-
-pytestmark = NEEDS_CONNECT_PLUGIN
 
 
 @pytest.fixture(scope="module")

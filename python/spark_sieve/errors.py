@@ -11,6 +11,7 @@ recognise spark-sieve's exceptions anywhere in the cause chain (:func:`install_c
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, Dict, Optional, Tuple, Type
 
@@ -180,7 +181,29 @@ def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple
         text = parameters.get("errorMessage") or ""
         if condition == "USER_RAISED_EXCEPTION" and text.startswith(RAISED_PREFIX):
             return SourceError, text[len(RAISED_PREFIX):]
+    if chain[0][0] is None and info is not None:  # a Spark 3.5 server sends no condition: its classes and message
+        for name in json.loads(info.metadata.get("classes") or "[]"):
+            if name in JVM_CLASSES_35:
+                return JVM_CLASSES_35[name], str(converted)
+        # a setting's error raised during analysis, which 3.5's analyzer re-throws as its own class (the
+        # message kept): only spark-sieve's messages start with a spark.sieve.* key
+        if _CONFIG_MESSAGE.match(str(converted)):
+            return ConfigError, str(converted)
+        raised = _RAISED_IN_TASK.search(str(converted))  # raise_error's text, in a failed job's message
+        if raised:
+            return SourceError, raised.group(1)
     return None
+
+
+# Spark 3.5's Connect errors name the JVM exception's classes but not its condition
+JVM_CLASSES_35: Dict[str, Type[SieveError]] = {
+    "sieve.errors.SieveConfigException": ConfigError,
+    "sieve.errors.SieveSourceException": SourceError,
+    "sieve.errors.SieveColumnException": ColumnError,
+    "sieve.errors.SieveTreeException": TreeError,
+}
+_CONFIG_MESSAGE = re.compile(r"spark\.sieve\.[\w.]+: ")
+_RAISED_IN_TASK = re.compile(r"java\.lang\.RuntimeException: " + re.escape(RAISED_PREFIX) + r"([^\n]*)")
 
 
 def from_connect(converted: Any, info: Any, resp: Any) -> Any:
@@ -199,6 +222,8 @@ def from_connect(converted: Any, info: Any, resp: Any) -> Any:
     error.args = converted.args
     classes = json.loads(info.metadata.get("classes") or "[]") if info is not None else []
     error.message, error.jvm_class = message, (classes[0] if classes else None)
+    if getattr(converted, "getErrorClass", lambda: "")() is None:  # PySpark 3.5: the condition its server left out
+        error.error_class = next((c for c, k in JVM_CONDITIONS.items() if k is cls), None)
     return error
 
 

@@ -51,10 +51,8 @@ def configure(builder: SparkSession.Builder, jar: Optional[str] = None) -> Spark
     builder.config("spark.jars", _csv_append(options.get("spark.jars"), path))
     builder.config("spark.sql.extensions", _csv_append(options.get("spark.sql.extensions"), EXTENSION_CLASS))
     # bulk filters from Spark Connect clients (a local server started by .remote("local") takes the
-    # builder's settings; a classic session ignores it). Spark 3.5's jar has no plugin yet.
-    if not built_for.startswith("3."):
-        builder.config(_connect.PLUGIN_SETTING,
-                       _csv_append(options.get(_connect.PLUGIN_SETTING), _connect.PLUGIN_CLASS))
+    # builder's settings; a classic session ignores it)
+    builder.config(_connect.PLUGIN_SETTING, _csv_append(options.get(_connect.PLUGIN_SETTING), _connect.PLUGIN_CLASS))
     return builder
 
 
