@@ -52,7 +52,7 @@ def connect(jar):
         if not server or not os.path.isfile(server):
             pytest.fail(f"SIEVE_CONNECT_SERVER_JAR ({server!r}) names no Spark Connect server jar; run the tests "
                         "through dev/test, which fetches it")
-        builder = builder.config("spark.jars", server)
+        builder = sieve._connect.with_server_jar(builder, server)
     builder = (builder
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")

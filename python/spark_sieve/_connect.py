@@ -98,6 +98,18 @@ def _relation_class() -> Any:
     return _relation_classes[0]
 
 
+def with_server_jar(builder: Any, jar: str) -> Any:
+    """``builder`` (a ``.remote("local...")`` one) with Spark Connect's server jar, for Spark 3.5, whose pyspark
+    lacks it: in ``spark.jars`` for a JVM still to start, and in the class loader of the one this process runs
+    already (the driver's class path is fixed when its JVM starts, e.g. by an earlier classic session)."""
+    from pyspark import SparkContext
+
+    jvm: Any = SparkContext._jvm
+    if jvm is not None:
+        jvm.org.apache.spark.sql.api.python.PythonSQLUtils.addJarToCurrentClassLoader(jar)
+    return builder.config("spark.jars", jar)
+
+
 def stop_local(session: Any) -> None:
     """Stop a session made by ``builder.remote("local...")`` so that the next builder in this process makes a
     classic session again: PySpark leaves environment variables behind that turn every later builder into a

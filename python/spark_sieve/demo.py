@@ -168,7 +168,7 @@ def _connect_demo(rows: int = 200_000) -> None:
             print("  (skipped: Spark 3.5's Connect server is not part of pyspark; give the builder spark.jars.packages="
                   "org.apache.spark:spark-connect_2.12:<your Spark version>, or run the demo through dev/demo)")
             return
-        builder = builder.config("spark.jars", server)
+        builder = sieve._connect.with_server_jar(builder, server)
     builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
     spark = sieve.configure(builder).getOrCreate()
     d = tempfile.mkdtemp(prefix="spark-sieve-demo-")
