@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Dict, Optional, Tuple, Type
+from typing import Any, Dict, List, Optional, Tuple, Type
 
 
 class SieveError(Exception):
@@ -182,25 +182,32 @@ def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple
         if condition == "USER_RAISED_EXCEPTION" and text.startswith(RAISED_PREFIX):
             return SourceError, text[len(RAISED_PREFIX):]
     if chain[0][0] is None and info is not None:  # a Spark 3.5 server sends no condition: its classes and message
-        for name in json.loads(info.metadata.get("classes") or "[]"):
-            if name in JVM_CLASSES_35:
-                return JVM_CLASSES_35[name], str(converted)
-        # a setting's error raised during analysis, which 3.5's analyzer re-throws as its own class (the
-        # message kept): only spark-sieve's messages start with a spark.sieve.* key
-        if _CONFIG_MESSAGE.match(str(converted)):
-            return ConfigError, str(converted)
-        raised = _RAISED_IN_TASK.search(str(converted))  # raise_error's text, in a failed job's message
-        if raised:
-            return SourceError, raised.group(1)
+        found = _condition_35(json.loads(info.metadata.get("classes") or "[]"), str(converted))
+        if found is not None:
+            converted.error_class = found[0]  # what PySpark 3.5's getErrorClass() gives, as on a classic session
+            return JVM_CONDITIONS[found[0]], found[1]
     return None
 
 
+def _condition_35(classes: List[str], message: str) -> Optional[Tuple[str, str]]:
+    """(condition, message) of a Spark 3.5 Connect error spark-sieve raised, from its JVM classes and message."""
+    for name in classes:
+        if name in JVM_CLASS_CONDITIONS:
+            return JVM_CLASS_CONDITIONS[name], message
+    # a setting's error raised during analysis, which 3.5's analyzer re-throws as its own class (the message
+    # kept): only spark-sieve's messages start with a spark.sieve.* key
+    if _CONFIG_MESSAGE.match(message):
+        return "SIEVE_CONFIG_INVALID", message
+    raised = _RAISED_IN_TASK.search(message)  # raise_error's text, in a failed job's message
+    return ("SIEVE_SOURCE_INVALID", raised.group(1)) if raised else None
+
+
 # Spark 3.5's Connect errors name the JVM exception's classes but not its condition
-JVM_CLASSES_35: Dict[str, Type[SieveError]] = {
-    "sieve.errors.SieveConfigException": ConfigError,
-    "sieve.errors.SieveSourceException": SourceError,
-    "sieve.errors.SieveColumnException": ColumnError,
-    "sieve.errors.SieveTreeException": TreeError,
+JVM_CLASS_CONDITIONS: Dict[str, str] = {
+    "sieve.errors.SieveConfigException": "SIEVE_CONFIG_INVALID",
+    "sieve.errors.SieveSourceException": "SIEVE_SOURCE_INVALID",
+    "sieve.errors.SieveColumnException": "SIEVE_COLUMN_INVALID",
+    "sieve.errors.SieveTreeException": "SIEVE_TREE_INVALID",
 }
 _CONFIG_MESSAGE = re.compile(r"spark\.sieve\.[\w.]+: ")
 _RAISED_IN_TASK = re.compile(r"java\.lang\.RuntimeException: " + re.escape(RAISED_PREFIX) + r"([^\n]*)")
@@ -222,8 +229,6 @@ def from_connect(converted: Any, info: Any, resp: Any) -> Any:
     error.args = converted.args
     classes = json.loads(info.metadata.get("classes") or "[]") if info is not None else []
     error.message, error.jvm_class = message, (classes[0] if classes else None)
-    if getattr(converted, "getErrorClass", lambda: "")() is None:  # PySpark 3.5: the condition its server left out
-        error.error_class = next((c for c, k in JVM_CONDITIONS.items() if k is cls), None)
     return error
 
 
