@@ -96,3 +96,9 @@ connect_server_jar() {
   flock -u "$lock"
   echo "$jar"
 }
+
+# Exports SIEVE_CONNECT_SERVER_JAR (connect_server_jar's path, or empty) for the line's builds, tests and demo.
+export_connect_server_jar() {
+  SIEVE_CONNECT_SERVER_JAR="$(connect_server_jar)"
+  export SIEVE_CONNECT_SERVER_JAR
+}

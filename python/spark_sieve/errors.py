@@ -167,8 +167,9 @@ def install_conversion() -> None:
 _CONNECT_CLASSES: Dict[Tuple[type, type], type] = {}
 
 
-def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple[Type[SieveError], str]]:
-    """(SieveError subclass, message) for a converted Connect error caused by spark-sieve, else None."""
+def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple[Type[SieveError], str, Optional[str]]]:
+    """(SieveError subclass, message, the condition where the server left it out) for a converted Connect error
+    caused by spark-sieve, else None."""
     chain = []
     condition = getattr(converted, "getCondition", getattr(converted, "getErrorClass", lambda: None))()
     chain.append((condition, converted.getMessageParameters() or {}))
@@ -177,15 +178,14 @@ def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple
             chain.append((error.spark_throwable.error_class, dict(error.spark_throwable.message_parameters)))
     for condition, parameters in chain:
         if condition and condition.startswith("SIEVE_"):
-            return JVM_CONDITIONS.get(condition, SieveError), parameters.get("message") or str(converted)
+            return JVM_CONDITIONS.get(condition, SieveError), parameters.get("message") or str(converted), None
         text = parameters.get("errorMessage") or ""
         if condition == "USER_RAISED_EXCEPTION" and text.startswith(RAISED_PREFIX):
-            return SourceError, text[len(RAISED_PREFIX):]
+            return SourceError, text[len(RAISED_PREFIX):], None
     if chain[0][0] is None and info is not None:  # a Spark 3.5 server sends no condition: its classes and message
         found = _condition_35(json.loads(info.metadata.get("classes") or "[]"), str(converted))
         if found is not None:
-            converted.error_class = found[0]  # what PySpark 3.5's getErrorClass() gives, as on a classic session
-            return JVM_CONDITIONS[found[0]], found[1]
+            return JVM_CONDITIONS[found[0]], found[1], found[0]
     return None
 
 
@@ -219,7 +219,7 @@ def from_connect(converted: Any, info: Any, resp: Any) -> Any:
     found = _connect_sieve_error(converted, info, resp)
     if found is None:
         return converted
-    cls, message = found
+    cls, message, missing_condition = found
     key: Tuple[type, type] = (cls, type(converted))
     if key not in _CONNECT_CLASSES:
         _CONNECT_CLASSES[key] = type(cls.__name__, tuple(key), {"__module__": __name__, "__doc__": cls.__doc__})
@@ -229,6 +229,8 @@ def from_connect(converted: Any, info: Any, resp: Any) -> Any:
     error.args = converted.args
     classes = json.loads(info.metadata.get("classes") or "[]") if info is not None else []
     error.message, error.jvm_class = message, (classes[0] if classes else None)
+    if missing_condition is not None:  # (PySpark 3.5) what getErrorClass() gives, as on a classic session
+        error.error_class = missing_condition
     return error
 
 
