@@ -43,13 +43,17 @@ def jar():
         pytest.fail(f"the installed spark_sieve has no bundled jar; run the tests through dev/test. {e}")
 
 
-def _classic_builder():
-    return (SparkSession.builder.master("local[2]").appName("spark-sieve-tests")
+def _test_settings(builder):
+    return (builder
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "4")
             # generated code that does not compile fails the test instead of running interpreted
             .config("spark.sql.codegen.fallback", "false")
             .config("spark.driver.host", "127.0.0.1"))
+
+
+def _classic_builder():
+    return _test_settings(SparkSession.builder.master("local[2]").appName("spark-sieve-tests"))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -82,12 +86,20 @@ def connect(jar):
             pytest.fail(f"SIEVE_CONNECT_SERVER_JAR ({server!r}) names no Spark Connect server jar; run the tests "
                         "through dev/test, which fetches it")
         builder = sieve._connect.with_server_jar(builder, server)
-    builder = (builder
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.codegen.fallback", "false")
-               .config("spark.driver.host", "127.0.0.1"))
-    session = sieve.configure(builder).getOrCreate()
+    yield from _local_connect_session(builder)
+
+
+@pytest.fixture(scope="module")
+def api_mode_connect(jar):
+    """Spark 4's `spark.api.mode=connect` on a local master: PySpark starts a local Connect server with the
+    builder's settings, as for `.remote("local[2]")`."""
+    _stop_active_session()
+    yield from _local_connect_session(SparkSession.builder.master("local[2]").config("spark.api.mode", "connect")
+                                      .appName("spark-sieve-api-mode-tests"))
+
+
+def _local_connect_session(builder):
+    session = sieve.configure(_test_settings(builder)).getOrCreate()
     assert sieve._connect.is_connect(session), type(session)
     try:
         yield session

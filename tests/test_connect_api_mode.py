@@ -4,7 +4,6 @@ relation plugin reach that server as they do from ``.remote("local")``: bulk fil
 errors and dynamic filters work on it."""
 
 import pytest
-from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
 from reference import exists_query, same_rows
@@ -15,21 +14,8 @@ pytestmark = pytest.mark.skipif(LINE < (4, 0), reason="Spark 3.5 has no spark.ap
 
 
 @pytest.fixture(scope="module")
-def spark(jar):
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
-    builder = (SparkSession.builder.master("local[2]").config("spark.api.mode", "connect")
-               .appName("spark-sieve-api-mode-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.host", "127.0.0.1"))
-    session = sieve.configure(builder).getOrCreate()
-    assert sieve._connect.is_connect(session), type(session)
-    try:
-        yield session
-    finally:
-        sieve._connect.stop_local(session)
+def spark(api_mode_connect):
+    return api_mode_connect
 
 
 def test_bulk_filters_in_api_mode_connect(spark, cars, files):
