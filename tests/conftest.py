@@ -11,23 +11,6 @@ from spark_line import CONNECT_SERVER_APART
 from standalone import StandaloneCluster
 
 
-# dev/test runs the modules on two pytest-xdist workers (`--dist loadgroup`): each module is one unit of work
-# (its tests share one session), handed out in this order, the longest first, so that both workers finish
-# together. The modules that start a local Spark Connect server share a unit: the server listens on one fixed
-# port (15002), so two at once would collide.
-SPARK_CONNECT_MODULES = ("test_connect.py", "test_connect_bulk_filter.py", "test_connect_api_mode.py", "test_demo.py")
-LONGEST_FIRST = ("test_tpcds.py", "test_sql_corpus.py") + SPARK_CONNECT_MODULES
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group marks
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.path.name
-        item.add_marker(pytest.mark.xdist_group("spark-connect" if module in SPARK_CONNECT_MODULES else module))
-    rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each module's order is kept
-
-
 def _stop_active_session():
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -61,7 +44,7 @@ def _jvm_started_by_a_classic_session(jar):
     """This process's JVM, started by a classic spark-sieve session whatever module comes first. PySpark hands
     the settings of the session that launches the JVM to it as system properties, which every later
     SparkContext inherits: a JVM launched by a local Spark Connect session would start a Connect server
-    (on its one fixed port) with each later session."""
+    (on its one fixed port) with each later session (e.g. `pytest tests/test_connect.py tests/test_session.py`)."""
     sieve.configure(_classic_builder()).getOrCreate().stop()
 
 
