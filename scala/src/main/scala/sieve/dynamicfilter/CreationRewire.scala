@@ -23,7 +23,7 @@ object CreationRewire {
    * put a coalescing read into the join's copy, a scan may wait for DPP's broadcasts). */
   def unfiltered(plan: SparkPlan): SparkPlan = unfilteredOf(plan)
 
-  private val unfilteredOf = new PlanMemo.Memo[SparkPlan, SparkPlan](_.transformUp {
+  private val unfilteredOf = new PlanMemo.NodeMemo[SparkPlan, SparkPlan]("sieve.unfiltered", _.transformUp {
     case f: DynamicFilterExec => f.child
     case a: AwaitBroadcastsExec => a.child
     case r: AQEShuffleReadExec => r.child

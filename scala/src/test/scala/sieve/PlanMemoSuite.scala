@@ -1,0 +1,32 @@
+package sieve
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.execution.{LeafExecNode, ProjectExec, SparkPlan}
+import org.apache.spark.sql.types.LongType
+import org.scalatest.funsuite.AnyFunSuite
+
+class PlanMemoSuite extends AnyFunSuite {
+  private val a = AttributeReference("a", LongType)()
+  private val b = AttributeReference("b", LongType)()
+
+  test("NodeMemo computes once per node, again for a copy that took the node's tags") {
+    var computed = 0
+    val memo = new PlanMemo.NodeMemo[SparkPlan, Int]("sieve.test.leaves", p => { computed += 1; p.collectLeaves().size })
+    val plan = ProjectExec(Seq(a), Leaf(Seq(a)))
+    assert(memo(plan) === 1 && memo(plan) === 1)
+    assert(computed === 1)
+    // a copy with another child takes the tags of the node it copies (transformUp), never its answer
+    val copy = plan.transformUp { case _: Leaf => Leaf(Seq(a, b)) }
+    assert(copy ne plan)
+    assert(memo(copy) === 1)
+    assert(computed === 2)
+    assert(memo(plan) === 1 && computed === 2)
+  }
+}
+
+/** A leaf that is never run (LocalTableScanExec's fields differ between Spark lines). */
+private case class Leaf(output: Seq[Attribute]) extends LeafExecNode {
+  override protected def doExecute(): RDD[InternalRow] = throw new UnsupportedOperationException
+}
