@@ -106,6 +106,13 @@ object SieveConf {
       "Parquet table whose footers say its keys would keep more than maxPassRatio of the scan's rows.",
     min = 1.0, max = 1e12)
 
+  val DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.dynamicFilter.awaitPartitionPruning", default = true,
+    "Under AQE, whether a partitioned scan that Spark's dynamic partition pruning prunes, and whose stage " +
+      "would start before the broadcast DPP reads its keys from is built, waits for that broadcast so that " +
+      "its dynamic filters are decided on the partitions DPP keeps. Off: such a scan gets no dynamic filter " +
+      "(its stage starts as in plain Spark), and spark_sieve.explain says so.")
+
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
     "Whether a filter fed only by broadcast joins that probe the scan's rows in the scan's own stage (only " +
@@ -168,7 +175,8 @@ object SieveConf {
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
-    DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
+    DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING,
+    DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
     DYNAMIC_FILTER_MAX_FOOTER_FILES)

@@ -49,7 +49,8 @@ import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
  * again as each stage is made, on its plan); a filter that is there already is not added again, so running
  * twice changes nothing. Under AQE, once the broadcast DPP reads its keys from has run, a scan is sized by
  * the partitions DPP keeps ([[PrunedScanBytes.whenBuilt]]); before, a scan DPP prunes gets no filter, and
- * if its stage would start at once it waits for that broadcast first ([[AwaitBroadcastsExec]]). A broadcast
+ * if its stage would start at once it waits for that broadcast first ([[AwaitBroadcastsExec]]; not with
+ * awaitPartitionPruning off). A broadcast
  * build side is entered only when another filter reads its keys (then its scan's size does not count: the filter
  * makes the other one's keys fewer), and [[CreationRewire]] keeps every filter reading the exchange its
  * join reads.
@@ -461,9 +462,15 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       route: KeyLineage.Route, facts: Facts, await: Boolean): Option[String] = scanOf(target) match {
     case s: FileSourceScanExec if minScanBytes(target, source, route, afterDpp = true) > 0 && facts.keptByDpp(s).isEmpty =>
       facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).getOrElse {
-        if (await && !p.inItsStage) facts.awaitDpp.add(s)
-        s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
-          "(its stage waits for it)"
+        if (p.inItsStage) s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is " +
+          "built (its stage waits for it)"
+        else if (!SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) s"${nameOf(s)}: its dynamic " +
+          "partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)"
+        else {
+          if (await) facts.awaitDpp.add(s)
+          s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
+            "(its stage waits for it)"
+        }
       })
     case _ => None
   }

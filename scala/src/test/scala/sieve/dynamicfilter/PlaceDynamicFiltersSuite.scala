@@ -430,6 +430,14 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       kept.queryExecution.executedPlan)
     assert(placement(kept) === Seq("fact_by_p" -> Seq("k")), kept.queryExecution.executedPlan)
     assert(rowsOut(filters(kept).head) === 400, kept.queryExecution.executedPlan)
+    // awaitPartitionPruning off: the stage starts at once (plain Spark's plan), the scan gets no filter, and why
+    val unawaited = eager(joins("10485760") ++ Seq("spark.sql.adaptive.enabled" -> "true",
+      "spark.sieve.dynamicFilter.minApplicationBytes" -> (tableBytes / 10).toString,
+      "spark.sieve.dynamicFilter.awaitPartitionPruning" -> "false"): _*)(checkAnswerAgainstVanilla(sql(q)))
+    assert(!unawaited.queryExecution.executedPlan.toString.contains("AwaitBroadcasts") && placement(unawaited).isEmpty,
+      unawaited.queryExecution.executedPlan)
+    val why = DynamicFilterExplain(unawaited.queryExecution.executedPlan).mkString("\n")
+    assert(why.contains("its stage does not wait for it (awaitPartitionPruning=false)"), why)
   }
 
   // AQE off: once AQE has run g's stage, its measured shuffle (10,000 uncompressed rows) is larger than
