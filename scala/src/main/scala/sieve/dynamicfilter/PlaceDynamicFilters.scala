@@ -462,12 +462,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] with PredicateHelper {
       route: KeyLineage.Route, facts: Facts, await: Boolean): Option[String] = scanOf(target) match {
     case s: FileSourceScanExec if minScanBytes(target, source, route, afterDpp = true) > 0 && facts.keptByDpp(s).isEmpty =>
       facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).getOrElse {
-        if (p.inItsStage) s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is " +
-          "built (its stage waits for it)"
-        else if (!SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) s"${nameOf(s)}: its dynamic " +
-          "partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)"
+        if (!p.inItsStage && !SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) s"${nameOf(s)}: its " +
+          "dynamic partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)"
         else {
-          if (await) facts.awaitDpp.add(s)
+          if (await && !p.inItsStage) facts.awaitDpp.add(s)
           s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
             "(its stage waits for it)"
         }

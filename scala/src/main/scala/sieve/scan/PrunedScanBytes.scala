@@ -62,8 +62,8 @@ object PrunedScanBytes {
     }
     if (!resolved.forall(_.isDefined)) None
     else resolved.flatten match {
-      case Seq((column: AttributeReference, keys, i, stage)) =>
-        keptOfStage(stage).computeIfAbsent(KeptKey(scan, column.name, i), _ => keptBy(scan, resolved.flatten)).toOption
+      case one @ Seq((column: AttributeReference, _, i, stage)) =>
+        keptOfStage(stage).computeIfAbsent(KeptKey(scan, column.name, i), _ => keptBy(scan, one)).toOption
       case several => keptBy(scan, several).toOption
     }
   }
