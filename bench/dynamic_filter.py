@@ -57,6 +57,7 @@ vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, lo
 import argparse
 import importlib
 import os
+import re
 import statistics
 import sys
 import time
@@ -439,6 +440,17 @@ def _filter_count(plan_text):
     return (count(final) or (planned if "EmptyRelation" in final else 0)), planned
 
 
+# what differs between two runs of one plan: expression ids (#12L), exchange and subquery ids, AQE's stage
+# numbers and whole-stage-codegen ids, which depend on what was planned before
+_PLAN_IDS = re.compile(r"#\d+L?|\[id=#?\d+\]|plan_id=\d+|(?<=QueryStage )\d+|\*\(\d+\)|(?<=\bid=)\d+")
+
+
+def same_plan(a, b):
+    """Whether two executed plans' texts are one plan, ids aside: then a gap between their times is the
+    machine's run-to-run noise (or planning time, which the bench cannot tell apart), not a plan's cost."""
+    return a is not None and b is not None and _PLAN_IDS.sub("", a) == _PLAN_IDS.sub("", b)
+
+
 def _dfs_cell(counts):
     ran, planned = counts
     return "" if not planned and not ran else str(ran) if ran >= planned else f"{ran} ({planned} planned)"
@@ -503,7 +515,9 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     planned_only = {}  # a filter in the initial plan only (see _filter_count)
     changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
-    slower = {True: [], False: []}  # vanilla/sieve < 0.9, by whether a sieve plan holds a filter
+    # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (a wait, no filter), "none"
+    slower = {"filter": [], "plan": [], "none": []}
+    same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
     rechecked = []  # the queries --recheck ran again, their ratio before and after
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
     for number, sql in sorted(texts.items()):
@@ -560,8 +574,12 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
         if first_look and not errors:
             rechecked.append(f"{name_q} {first_look}{ratio(times['vanilla'], times['sieve'])} in {runs}")
+        same = "vanilla" in plans and same_plan(plans.get("vanilla"), plans.get("sieve"))
+        if same:
+            same_as_vanilla.append(name_q)
         if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)
-            slower[changes("sieve")].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
+            what = "filter" if dfs["sieve"][0] else "none" if same else "plan"
+            slower[what].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
         for v in sieves:
             if dfs[v][0]:
                 with_df.setdefault(v, []).append(name_q)
@@ -607,8 +625,11 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         print(f"\n{args.recheck} more rounds for the queries that looked >10% slower (vanilla/sieve): "
               f"{'; '.join(rechecked)}")
     if "vanilla" in variants and "sieve" in variants:
-        print(f"\nmore than 10% slower than vanilla, with a filter: {', '.join(slower[True]) or 'none'}; "
-              f"without one (the same plan: run-to-run noise): {', '.join(slower[False]) or 'none'}")
+        print(f"\nqueries whose sieve plan is vanilla's, ids aside: {len(same_as_vanilla)} of {run_count}")
+        print(f"\nmore than 10% slower than vanilla: with a filter: {', '.join(slower['filter']) or 'none'}; "
+              f"another plan without a filter (a wait for DPP's keys, a filter planned then dropped): "
+              f"{', '.join(slower['plan']) or 'none'}; vanilla's own plan (ids aside: run-to-run noise or "
+              f"planning time): {', '.join(slower['none']) or 'none'}")
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
     return len(failed)
