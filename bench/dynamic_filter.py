@@ -47,8 +47,10 @@ leaves out the star join. Suites: each query's time under the chosen variants (j
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
 ROUNDS more rounds when it then looks >10% slower, three times as many when its medians are short); the
-ratios, the totals (all, and the queries with a filter), which queries got one and which ran >10% slower; with
-vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local mode; read from /proc).
+ratios, the totals (all, and the queries with a filter), which queries got one and which ran >10% slower (by
+whether the sieve plan is vanilla's, ids aside), and why the sieve plans' other joins got none (spark_sieve.explain's
+reasons, counted by kind); with vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local
+mode; read from /proc).
 
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
@@ -200,10 +202,11 @@ def apply(spark, settings):
             spark.conf.set(k, v)
 
 
-def collect(spark, sql, settings, plans=None, key=None, answers=None):
+def collect(spark, sql, settings, plans=None, key=None, answers=None, frames=None):
     """An action: apply `settings`, plan `sql` afresh (a DataFrame run twice would reuse its shuffle
-    files), collect it; keeps the final plan's string in plans[key] and the rows in answers[key]. A text
-    of several statements separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
+    files), collect it; keeps the final plan's string in plans[key], the rows in answers[key] and, with
+    `frames`, the DataFrame in frames[key] (read after the timing, e.g. by spark_sieve.explain). A text of several statements separated by ';'
+    runs them in turn (some TPC-DS queries come in two parts)."""
     statements = [s for s in sql.split(";") if s.strip()]
 
     def run():
@@ -215,7 +218,31 @@ def collect(spark, sql, settings, plans=None, key=None, answers=None):
             plans[key] = df._jdf.queryExecution().executedPlan().toString()
         if answers is not None:
             answers[key] = rows
+        if frames is not None:
+            frames[key] = df
     return run
+
+
+# spark_sieve.explain's reasons for a join without a filter, in a few kinds (the first that matches)
+WHY_KINDS = (
+    ("partition column", "its key is the scan's partition column (Spark's DPP prunes it)"),
+    ("minApplicationBytes", "the scan reads less than minApplicationBytes (after DPP where it runs)"),
+    ("spread over every row group", "the keys would skip no row group and the broadcast join probes each row anyway"),
+    ("maxPassRatio", "the keys would keep nearly every row (maxPassRatio)"),
+    ("reach", "its keys reach no scan it may filter"),
+    ("creation side", "the creation side: not smaller, not computed once, or already waiting"),
+    ("join:", "the join type drops no row of either side"),
+)
+
+
+def why_kind(reason):
+    return next((kind for needle, kind in WHY_KINDS if needle in reason), "other: " + reason[:80])
+
+
+def why_none(explain_text):
+    """The kinds of reason (WHY_KINDS) of each join spark_sieve.explain lists without a filter."""
+    _, _, joins = explain_text.partition("joins without a dynamic filter:")
+    return [why_kind(line.split(": ", 1)[1]) for line in joins.splitlines() if ": " in line]
 
 
 def wrong_answers(answers):
@@ -518,6 +545,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
     # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (a wait, no filter), "none"
     slower = {"filter": [], "plan": [], "none": []}
     same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
+    why = {}  # kind of reason -> joins of the sieve plans that got no filter (why_none)
     rechecked = []  # the queries --recheck ran again, their ratio before and after
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
     for number, sql in sorted(texts.items()):
@@ -528,8 +556,9 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
             skipped_names.append(name_q)
             continue
         run_count += 1
-        plans, answers = {}, {}
-        actions = {v: collect(spark, sql, settings[v], plans, v, answers) for v in variants}
+        plans, answers, frames = {}, {}, {}
+        actions = {v: collect(spark, sql, settings[v], plans, v, answers, frames if v == "sieve" else None)
+                    for v in variants}
         cpus = {}
         all_times, errors = timings(spark, actions, 1, args.limit, cpu=cpus)
         for v in wrong_answers(answers):
@@ -574,6 +603,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
         if first_look and not errors:
             rechecked.append(f"{name_q} {first_look}{ratio(times['vanilla'], times['sieve'])} in {runs}")
+        for kind in why_none(sieve.explain(frames["sieve"], print_it=False) if "sieve" in frames else ""):
+            why[kind] = why.get(kind, 0) + 1
         same = "vanilla" in plans and same_plan(plans.get("vanilla"), plans.get("sieve"))
         if same:
             same_as_vanilla.append(name_q)
@@ -621,6 +652,9 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         if planned_only.get(v):
             print(f"\nqueries whose {v} initial plan held a filter that the final plan does not: "
                   f"{len(planned_only[v])} ({', '.join(planned_only[v])})")
+    if why:
+        print("\nequi-joins of the sieve plans without a filter, by spark_sieve.explain's reason:\n"
+              + "\n".join(f"- {n}: {kind}" for kind, n in sorted(why.items(), key=lambda kv: -kv[1])))
     if rechecked:
         print(f"\n{args.recheck} more rounds for the queries that looked >10% slower (vanilla/sieve): "
               f"{'; '.join(rechecked)}")
