@@ -545,6 +545,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
     # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (a wait, no filter), "none"
     slower = {"filter": [], "plan": [], "none": []}
     same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
+    other_plan = []  # the queries whose sieve plan is not vanilla's and holds neither a filter nor a wait
     why = {}  # kind of reason -> joins of the sieve plans that got no filter (why_none)
     rechecked = []  # the queries --recheck ran again, their ratio before and after
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
@@ -608,6 +609,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         same = "vanilla" in plans and same_plan(plans.get("vanilla"), plans.get("sieve"))
         if same:
             same_as_vanilla.append(name_q)
+        elif "vanilla" in plans and "sieve" in plans and not changes("sieve"):
+            other_plan.append(name_q)
         if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)
             what = "filter" if dfs["sieve"][0] else "none" if same else "plan"
             slower[what].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
@@ -659,7 +662,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
         print(f"\n{args.recheck} more rounds for the queries that looked >10% slower (vanilla/sieve): "
               f"{'; '.join(rechecked)}")
     if "vanilla" in variants and "sieve" in variants:
-        print(f"\nqueries whose sieve plan is vanilla's, ids aside: {len(same_as_vanilla)} of {run_count}")
+        print(f"\nqueries whose sieve plan is vanilla's, ids aside: {len(same_as_vanilla)} of {run_count}; "
+              f"another plan with neither a filter nor a wait: {', '.join(other_plan) or 'none'}")
         print(f"\nmore than 10% slower than vanilla: with a filter: {', '.join(slower['filter']) or 'none'}; "
               f"another plan without a filter (a wait for DPP's keys, a filter planned then dropped): "
               f"{', '.join(slower['plan']) or 'none'}; vanilla's own plan (ids aside: run-to-run noise or "
