@@ -205,8 +205,8 @@ def apply(spark, settings):
 def collect(spark, sql, settings, plans=None, key=None, answers=None, frames=None):
     """An action: apply `settings`, plan `sql` afresh (a DataFrame run twice would reuse its shuffle
     files), collect it; keeps the final plan's string in plans[key], the rows in answers[key] and, with
-    `frames`, the DataFrame in frames[key] (read after the timing, e.g. by spark_sieve.explain). A text of several statements separated by ';'
-    runs them in turn (some TPC-DS queries come in two parts)."""
+    `frames`, the DataFrame in frames[key] (read after the timing, e.g. by spark_sieve.explain). A text of
+    several statements separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
     statements = [s for s in sql.split(";") if s.strip()]
 
     def run():
@@ -542,7 +542,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     planned_only = {}  # a filter in the initial plan only (see _filter_count)
     changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
-    # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (a wait, no filter), "none"
+    # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (another plan without one), "none"
     slower = {"filter": [], "plan": [], "none": []}
     same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
     other_plan = []  # the queries whose sieve plan is not vanilla's and holds neither a filter nor a wait
