@@ -2,6 +2,9 @@
 installs the wheel first); the source tree under python/ is never on sys.path."""
 
 import os
+import subprocess
+import sys
+import threading
 
 import pytest
 from pyspark.sql import SparkSession
@@ -79,6 +82,42 @@ def api_mode_connect(jar):
     _stop_active_session()
     yield from _local_connect_session(SparkSession.builder.master("local[2]").config("spark.api.mode", "connect")
                                       .appName("spark-sieve-api-mode-tests"))
+
+
+# A Spark Connect test still running after this long prints the JVM's threads (_jvm_threads_if_connect_hangs)
+CONNECT_HANG_S = 300
+
+
+@pytest.fixture(autouse=True)
+def _jvm_threads_if_connect_hangs(request):
+    """The server's half of a Spark Connect hang, which pytest-timeout's Python stacks do not show: a Connect
+    test still running after CONNECT_HANG_S prints the local server's JVM threads (3.5's client once waited,
+    in a whole-suite run, on a local server that ran nothing; never seen again)."""
+    if not {"connect", "api_mode_connect"} & set(request.fixturenames):
+        yield
+        return
+    timer = threading.Timer(CONNECT_HANG_S, _print_jvm_threads, args=(request.node.nodeid,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _print_jvm_threads(nodeid):
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)  # spark-submit execs the JVM: the same pid
+    if proc is None:
+        return
+    try:
+        dump = subprocess.run(["jstack", str(proc.pid)], capture_output=True, text=True, timeout=120)
+        threads = dump.stdout + dump.stderr
+    except (OSError, subprocess.SubprocessError) as e:
+        threads = f"(jstack failed: {e})"
+    sys.stderr.write(f"\n{nodeid} still runs after {CONNECT_HANG_S} s; the JVM's threads (jstack {proc.pid}):\n"
+                     f"{threads}\n")
 
 
 def _local_connect_session(builder):
