@@ -34,7 +34,7 @@ OLDEST = SPARK_LINES[0][0]
 # between them EVERY_LINE_TESTS: the bulk-filter semantics (the cars example's nested tree among them),
 # dynamic filters (star / semi / outer joins), a two-worker cluster, the session and the package, each against
 # vanilla's answer with the plan shape. Not everything there: the tests are CPU-bound (two pytest workers on
-# CI's two cores took longer than one), so each whole run adds its full time, ~15 minutes.
+# two cores took longer than one), so a whole run costs its full time (3.5's: 11 of a cold .ci/run's 35 minutes).
 EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_cluster.py",
                     "tests/test_session.py", "tests/test_package.py")
 
