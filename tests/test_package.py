@@ -98,6 +98,25 @@ def test_the_wheel_bundles_a_jar_for_every_spark_line():
         assert (info["sparkLine"], info["sparkVersion"], info["version"]) == (line, release, sieve.__version__)
 
 
+def test_the_wheel_requires_a_pyspark_of_the_supported_lines_and_keeps_the_one_installed():
+    """One wheel for every line: its pyspark requirement admits each supported line, so that installing it
+    never swaps a 3.5 cluster's pyspark for the newest (it once asked for 4.3 only), and admits no other."""
+    from packaging.requirements import Requirement
+    from spark_sieve._spark_lines import SPARK_LINES
+
+    pyspark_req, = [r for r in map(Requirement, importlib.metadata.requires("spark-sieve"))
+                    if r.name == "pyspark" and r.marker is None]
+    for line, release, _ in SPARK_LINES:
+        assert {f"{line}.0", release} <= set(pyspark_req.specifier.filter([f"{line}.0", release])), pyspark_req
+    newest = tuple(map(int, SPARK_LINES[-1][0].split(".")))
+    oldest = tuple(map(int, SPARK_LINES[0][0].split(".")))
+    outside = [f"{oldest[0]}.{oldest[1] - 1}.4", f"{newest[0]}.{newest[1] + 1}.0"]
+    assert not list(pyspark_req.specifier.filter(outside)), pyspark_req
+    # pip's own view of this virtualenv (its line's pyspark): nothing spark-sieve requires is missing
+    check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert "spark-sieve" not in check.stdout + check.stderr, check.stdout + check.stderr
+
+
 def test_the_package_is_typed_and_mypy_strict_clean(tmp_path):
     assert (pathlib.Path(sieve.__file__).parent / "py.typed").is_file()
     # the installed package, as a user's type checker finds it (run elsewhere: no cache left in the project)
