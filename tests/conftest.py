@@ -92,7 +92,7 @@ CONNECT_HANG_S = 300
 def _jvm_threads_if_connect_hangs(request):
     """The server's half of a Spark Connect hang, which pytest-timeout's Python stacks do not show: a Connect
     test still running after CONNECT_HANG_S prints the local server's JVM threads (3.5's client once waited,
-    in a whole-suite run, on a local server that ran nothing; never seen again)."""
+    in a whole-suite run of session 46, on a local server that ran nothing)."""
     if not {"connect", "api_mode_connect"} & set(request.fixturenames):
         yield
         return
