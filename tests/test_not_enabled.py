@@ -37,3 +37,35 @@ def test_session_without_the_jar():
 def test_session_with_the_jar_but_not_the_extension():
     out = _run("jar-only")
     assert "ERROR: the spark-sieve jar is loaded but sieve.SieveExtensions is not in this session's" in out
+
+
+ANOTHER_LINES_JAR = textwrap.dedent("""
+    import sys
+    from pyspark.sql import SparkSession
+    import spark_sieve as sieve
+    try:
+        spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                 .config("spark.jars", sieve.jar_path(spark_version=sys.argv[1]))
+                 .config("spark.sql.extensions", "sieve.SieveExtensions").getOrCreate())
+        spark.range(1).collect()
+        print("NO ERROR")
+    except Exception as e:
+        print("ERROR:", e)
+""")
+
+
+def test_the_jar_of_another_line_and_scala_is_refused_by_name():
+    """By hand (`spark.jars`), a cluster user can load another line's jar: the session fails at once, naming
+    both Spark lines and Scala versions and the jar to use, instead of a missing method in some later query
+    (or an extension that Spark's log says it skipped)."""
+    import pyspark
+    from spark_sieve._spark_lines import SPARK_LINES
+
+    running = ".".join(pyspark.__version__.split(".")[:2])
+    other, _, other_scala = SPARK_LINES[0] if running != SPARK_LINES[0][0] else SPARK_LINES[-1]
+    out = subprocess.run([sys.executable, "-c", ANOTHER_LINES_JAR, other], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.startswith("ERROR:"), out.stdout + out.stderr[-3000:]
+    assert f"spark-sieve: this jar is built for Spark {other} (Scala {other_scala})" in out.stdout, out.stdout
+    assert f"this session runs Spark {pyspark.__version__}" in out.stdout
+    assert f'Use the jar for Spark {running} (spark_sieve.jar_path("{running}")' in out.stdout

@@ -7,7 +7,8 @@ object BuildInfo {
   private lazy val props: Properties = {
     val p = new Properties()
     val in = getClass.getResourceAsStream("/sieve/sieve-build.properties")
-    require(in != null, "sieve/sieve-build.properties is missing from the spark-sieve jar")
+    // no `require`: its message is a Scala lambda, which a Scala of another binary version cannot link
+    if (in == null) throw new IllegalStateException("sieve/sieve-build.properties is missing from the spark-sieve jar")
     try p.load(in) finally in.close()
     p
   }
@@ -19,17 +20,26 @@ object BuildInfo {
   def sparkLine: String = props.getProperty("sparkLine")
 
   /**
-   * Why this jar cannot run in a Spark of version `running` (another line than its own), or null.
+   * Why this jar cannot run in a Spark of version `running` on Scala `runningScala` (another line than its
+   * own, or another Scala binary version: Spark 3.5 also comes built for Scala 2.13), or null.
    * Plain Java calls only (no Scala collections, no interpolation): this runs first in
    * [[SieveExtensions]], before anything a jar built for another Scala version would fail to link — a
    * failure Spark would log and ignore, leaving a session silently without spark-sieve.
    */
-  def wrongSpark(running: String): String = {
-    val dot = running.indexOf('.', running.indexOf('.') + 1)
-    val runningLine = if (dot < 0) running else running.substring(0, dot)
-    if (runningLine == sparkLine) null
-    else "spark-sieve: this jar is built for Spark " + sparkLine + " (Scala " + scalaVersion +
-      "), but this session runs Spark " + running + ". Use the jar for Spark " + runningLine +
-      " (spark_sieve.jar_path(\"" + runningLine + "\") gives its path)."
+  def wrongSpark(running: String, runningScala: String): String = {
+    val runningLine = majorMinor(running)
+    val builtScala = majorMinor(scalaVersion)
+    if (runningLine == sparkLine && majorMinor(runningScala) == builtScala) null
+    else "spark-sieve: this jar is built for Spark " + sparkLine + " (Scala " + builtScala +
+      "), but this session runs Spark " + running + " (Scala " + majorMinor(runningScala) + "). " +
+      (if (runningLine != sparkLine) "Use the jar for Spark " + runningLine + " (spark_sieve.jar_path(\"" +
+        runningLine + "\") gives its path)."
+      else "spark-sieve builds each line's jar for the Scala of that line's pyspark release only.")
+  }
+
+  /** "3.5.9" -> "3.5", "2.13.16" -> "2.13". */
+  private def majorMinor(version: String): String = {
+    val dot = version.indexOf('.', version.indexOf('.') + 1)
+    if (dot < 0) version else version.substring(0, dot)
   }
 }

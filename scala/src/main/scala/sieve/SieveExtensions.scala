@@ -22,7 +22,7 @@ import sieve.ordering.ReorderSubqueryPredicates
 class SieveExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
     // A jar of another Spark line fails the session here, by name, rather than later by a missing method.
-    val wrongSpark = BuildInfo.wrongSpark(org.apache.spark.SPARK_VERSION)
+    val wrongSpark = BuildInfo.wrongSpark(org.apache.spark.SPARK_VERSION, scala.util.Properties.versionNumberString)
     if (wrongSpark != null) throw new IllegalStateException(wrongSpark)
     // spark.sieve.* known to Spark's SQL conf (spark.conf.get, SET -v): a registry, not a session change.
     SieveConf.registerWithSpark()

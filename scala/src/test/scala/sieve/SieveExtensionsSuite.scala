@@ -32,13 +32,20 @@ class SieveExtensionsSuite extends SieveSessionSuite {
     assert(new java.io.File(new java.net.URI(PythonFacade.status(spark).get("jar"))).exists())
   }
 
-  test("a Spark of another line is refused by name when a session applies the extension") {
-    assert(BuildInfo.wrongSpark(spark.version) === null)
-    assert(BuildInfo.wrongSpark(BuildInfo.sparkLine + ".99") === null) // another patch release
+  test("a Spark of another line or Scala is refused by name when a session applies the extension") {
+    val runningScala = scala.util.Properties.versionNumberString
+    val builtScala = BuildInfo.scalaVersion.split('.').take(2).mkString(".")
+    assert(BuildInfo.wrongSpark(spark.version, runningScala) === null)
+    assert(BuildInfo.wrongSpark(BuildInfo.sparkLine + ".99", builtScala + ".99") === null) // other patch releases
     val other = if (BuildInfo.sparkLine == "3.5") "4.3.0" else "3.5.9"
-    val why = BuildInfo.wrongSpark(other)
-    assert(why.startsWith(s"spark-sieve: this jar is built for Spark ${BuildInfo.sparkLine} (Scala ") &&
-      why.contains(s"runs Spark $other. Use the jar for Spark ${other.take(3)}"), why)
+    val why = BuildInfo.wrongSpark(other, runningScala)
+    assert(why.startsWith(s"spark-sieve: this jar is built for Spark ${BuildInfo.sparkLine} (Scala $builtScala)") &&
+      why.contains(s"runs Spark $other (Scala $builtScala). Use the jar for Spark ${other.take(3)}"), why)
+    // the same line built for the other Scala (Spark 3.5 also ships for 2.13)
+    val otherScala = if (builtScala == "2.12") "2.13.16" else "2.12.18"
+    val whyScala = BuildInfo.wrongSpark(spark.version, otherScala)
+    assert(whyScala != null && whyScala.contains(s"(Scala ${otherScala.take(4)}). spark-sieve builds each line's jar"),
+      whyScala)
   }
 
   test("spark.sieve.enabled=false leaves every plan exactly as vanilla Spark makes it") {
