@@ -21,8 +21,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(case):
-    out = subprocess.run([sys.executable, "-c", SCRIPT, case], capture_output=True, text=True, timeout=300)
+def _run(arg, script=SCRIPT):
+    out = subprocess.run([sys.executable, "-c", script, arg], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
@@ -63,9 +63,8 @@ def test_the_jar_of_another_line_and_scala_is_refused_by_name():
 
     running = ".".join(pyspark.__version__.split(".")[:2])
     other, _, other_scala = SPARK_LINES[0] if running != SPARK_LINES[0][0] else SPARK_LINES[-1]
-    out = subprocess.run([sys.executable, "-c", ANOTHER_LINES_JAR, other], capture_output=True, text=True,
-                         timeout=300)
-    assert out.stdout.startswith("ERROR:"), out.stdout + out.stderr[-3000:]
-    assert f"spark-sieve: this jar is built for Spark {other} (Scala {other_scala})" in out.stdout, out.stdout
-    assert f"this session runs Spark {pyspark.__version__}" in out.stdout
-    assert f'Use the jar for Spark {running} (spark_sieve.jar_path("{running}")' in out.stdout
+    out = _run(other, script=ANOTHER_LINES_JAR)
+    assert out.startswith("ERROR:"), out
+    assert f"spark-sieve: this jar is built for Spark {other} (Scala {other_scala})" in out, out
+    assert f"this session runs Spark {pyspark.__version__}" in out
+    assert f'Use the jar for Spark {running} (spark_sieve.jar_path("{running}")' in out
