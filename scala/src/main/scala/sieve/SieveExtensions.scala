@@ -3,10 +3,11 @@ package sieve
 import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.api.BulkFilterTableFunction
+import sieve.bulkfilter.ReorderSubqueryPredicates
 import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters}
+import sieve.config.BuildInfo
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.{PlaceDynamicFilters, PlaceDynamicFiltersColumnarRule}
-import sieve.ordering.ReorderSubqueryPredicates
 
 /**
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.

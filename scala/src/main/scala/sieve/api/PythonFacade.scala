@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
-import sieve.BuildInfo
+import sieve.config.BuildInfo
 import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson, SetFilterExplain}
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.DynamicFilterExplain
@@ -21,7 +21,7 @@ object PythonFacade {
     "scalaVersion" -> BuildInfo.scalaVersion).asJava
 
   /**
-   * True when [[sieve.SieveExtensions]] was applied to this session: asks the session's own analyzer,
+   * True when `SieveExtensions` was applied to this session: asks the session's own analyzer,
    * not the `spark.sql.extensions` string, so a session built without it is seen as such.
    */
   def isRegistered(session: SparkSession): Boolean =

@@ -3,7 +3,7 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 
-import sieve.PlanMemo
+import sieve.plan.PlanMemo
 
 /**
  * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.{PlanMemo, Preconditions}
+import sieve.plan.{PlanMemo, Preconditions}
 import sieve.config.SieveConf
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
