@@ -1,6 +1,6 @@
 """Dynamic-filter benchmark: a star join whose small side is filtered, spark-sieve against plain Spark.
 
-    dev/bench dynamic_filter                    # 30M-row fact, 3M-row dim, as in the issue
+    dev/bench dynamic_filter                    # 30M-row fact, 3M-row dim, the default
     dev/bench dynamic_filter --fact-rows 2000000 --dim-rows 200000 --runs 1 --limit 120   # a quick look
 
 The query, timed as a full collect() of a freshly planned DataFrame (planning included):
@@ -420,7 +420,7 @@ def _check(value, ok, text):
 
 
 def goals(results):
-    """The issue's goals, judged from this run's medians (report only)."""
+    """The star join's goals (vs vanilla, forced bloom and the floor), judged from this run's medians (report only)."""
     print("\n## Goals (from the numbers above)\n")
     layouts = sorted({layout for layout, _, _ in results}, key=lambda x: (x != "random", x))
     low, high = min(SELECTIVITIES), max(SELECTIVITIES)
