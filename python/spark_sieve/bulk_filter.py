@@ -18,9 +18,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple, Type, Union
 
-from pyspark.sql import DataFrame
-
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from . import _connect, _contract
 from ._facade import Facade
