@@ -102,7 +102,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     val sides = applicationSides(j)
     if (!keys.forall(k => Preconditions.deterministic(k) && Preconditions.binaryStable(k.dataType))) {
       why("a key is nondeterministic or not byte-comparable (a non-binary collation)"); Nil
-    } else if (sides.isEmpty) { why(s"${j.joinType} join: no side whose rows it drops"); Nil }
+    } else if (sides.isEmpty) {
+      why(if (Seq(true, false).exists(dropsRowsOf(j.joinType, _))) s"${j.joinType} join: the side whose rows it " +
+        "drops is its broadcast build side (the streamed side has no exchange to read keys from)"
+        else s"${j.joinType} join: no side whose rows it drops")
+      Nil
+    }
     // a side whose creation side is the join's own exchange first: the shuffle below a side holds more
     // keys than the join's (TPC-DS q32: the item keys of the outer query filter the subquery's
     // catalog_sales; the other way, the subquery's aggregate would give every item it sold)
@@ -269,21 +274,23 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   /** Which sides of `j` may be filtered (true = left), the preferred one first. */
   private def applicationSides(j: EquiJoin): Seq[Boolean] = {
-    def canFilter(joinType: JoinType, appIsLeft: Boolean) = joinType match {
-      case Inner => true
-      case LeftSemi => true
-      // a right row only says whether left rows with its key have a match: one whose key no left row has
-      // changes nothing (never null-aware: EquiJoin leaves NOT IN's anti join out)
-      case LeftAnti | ExistenceJoin(_) => !appIsLeft
-      case RightOuter => appIsLeft
-      case LeftOuter => !appIsLeft
-      case _ => false
-    }
     // a broadcast join's build side is the creation side; of a shuffled inner join's, the larger is tried
     // first (a shuffled side without an exchange of its own may read the shuffle below it: `applications`)
     val order = if (sizeOf(j.left) >= sizeOf(j.right)) Seq(true, false) else Seq(false, true)
-    order.filter(appIsLeft => canFilter(j.joinType, appIsLeft) &&
+    order.filter(appIsLeft => dropsRowsOf(j.joinType, appIsLeft) &&
       (!j.broadcast || (if (appIsLeft) j.rightExchange else j.leftExchange).isDefined))
+  }
+
+  /** Whether a join of `joinType` drops rows of its left side (`appIsLeft`) or right side by the other's keys. */
+  private def dropsRowsOf(joinType: JoinType, appIsLeft: Boolean): Boolean = joinType match {
+    case Inner => true
+    case LeftSemi => true
+    // a right row only says whether left rows with its key have a match: one whose key no left row has
+    // changes nothing (never null-aware: EquiJoin leaves NOT IN's anti join out)
+    case LeftAnti | ExistenceJoin(_) => !appIsLeft
+    case RightOuter => appIsLeft
+    case LeftOuter => !appIsLeft
+    case _ => false
   }
 
   /** Whether a broadcast exchange in `app` is the creation side of a filter placed there already: a
