@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import spark_sieve as sieve
-from plans import dynamic_filters
+from plans import declined_joins, dynamic_filters
 from vanilla_session import sieve_rules
 
 STAR = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
@@ -47,15 +47,15 @@ def plan_text(df):
     return df._jdf.queryExecution().executedPlan().toString()
 
 
-@pytest.mark.parametrize("aqe", ["true", "false"])
-@pytest.mark.parametrize("threshold", ["10485760", "-1"], ids=["broadcast", "sort-merge"])
-@pytest.mark.parametrize("query", [
-    STAR,
-    "SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat < 3)",
-    "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k AND f.s = d.s WHERE d.cat = 11",
-    "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k",
-], ids=["star", "semi", "composite", "outer"])
-def test_same_answer_as_vanilla(spark, vanilla, tables, aqe, threshold, query):
+OUTER = "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k"
+QUERIES = {"star": STAR, "semi": "SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat < 3)",
+           "composite": "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k AND f.s = d.s WHERE d.cat = 11",
+           "outer": OUTER}
+JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
+
+
+def _answers(spark, vanilla, query, aqe, threshold):
+    """(vanilla's rows, sieve's DataFrame) after checking sieve's rows equal vanilla's."""
     # every row tested: by default a broadcast join's filter is left out where the fact's footers show its
     # key spread over every row group, as here
     settings = {"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": threshold,
@@ -64,8 +64,27 @@ def test_same_answer_as_vanilla(spark, vanilla, tables, aqe, threshold, query):
     _, expected = run(vanilla, query, **settings)
     df, actual = run(spark, query, **settings)
     assert Counter(map(tuple, actual)) == Counter(map(tuple, expected))
-    if query == STAR or threshold == "-1":
-        assert "DynamicFilter" in plan_text(df), plan_text(df)
+    return expected, df
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("name,join", [(q, j) for q in QUERIES for j in JOINS if (q, j) != ("outer", "broadcast")],
+                         ids=lambda v: v)
+def test_same_answer_as_vanilla(spark, vanilla, tables, aqe, name, join):
+    _, df = _answers(spark, vanilla, QUERIES[name], aqe, JOINS[join])
+    assert "DynamicFilter" in plan_text(df), (plan_text(df), sieve.explain(df, print_it=False))
+    assert dynamic_filters(df)
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_same_answer_as_vanilla_and_outer_join_declines_when_its_dropped_side_is_broadcast(spark, vanilla, tables,
+                                                                                          aqe):
+    """A LEFT JOIN drops only the fact's unmatched rows, and with a broadcast join the fact is the broadcast
+    (build) side, which a filter never goes on: no filter, and explain names the join it declined."""
+    _, df = _answers(spark, vanilla, OUTER, aqe, JOINS["broadcast"])
+    assert dynamic_filters(df) == [] and "DynamicFilter" not in plan_text(df)
+    declined = declined_joins(df)
+    assert any(j.startswith("BroadcastHashJoin LeftOuter") for j, _ in declined), declined
 
 
 def test_explain_reports_the_filter_and_what_it_did(spark, vanilla, tables):
