@@ -1,6 +1,6 @@
 """Bulk-filter benchmark: spark-sieve against the seed's naive plan and plain Spark, in one run.
 
-    dev/bench bulk_filter                      # 10M-row base, as in the issue (about 15-25 minutes here)
+    dev/bench bulk_filter                      # 10M-row base, the default (about 15-25 minutes on 2 cores)
     dev/bench bulk_filter --rows 200000 --runs 1 --limit 60 --scaling 10,100   # a quick look
 
 Variants, each timed as a full write to Spark's no-op sink (every row and column materialised):

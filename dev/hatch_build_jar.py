@@ -1,10 +1,12 @@
 """Hatch build hook: one jar per supported Spark line (python/spark_sieve/_spark_lines.py), each built with
 sbt (dev/sbt --spark LINE package) when it is missing or older than its sources, bundled in the wheel as
 spark_sieve/jars/<jar>; `spark_sieve.jar_path()` picks the running Spark's. Also the Spark Connect schema's
-descriptor set (spark_sieve/connect.desc). SIEVE_WHEEL_LINES (e.g. "4.3")
+descriptor set (spark_sieve/connect.desc) and what Python takes from the JVM rather than copies (the value-source
+formats, the error conditions: spark_sieve/jvm_contract.json, written by the jars). SIEVE_WHEEL_LINES (e.g. "4.3")
 builds a wheel of some lines only, for a quicker local loop."""
 
 import glob
+import json
 import os
 import runpy
 import subprocess
@@ -77,12 +79,36 @@ def connect_descriptor_set(root):
     return out
 
 
+def jvm_contract(root, jars):
+    """spark_sieve/jvm_contract.json: `sieve.api.PythonFacade.contract()`, written by each line's jar (run on the
+    Spark jars it was compiled against, .cache/spark-<line>/jars), which must all write the same."""
+    out = os.path.join(root, "target", "contract", "jvm_contract.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+    written = {}
+    for line, jar in sorted(jars.items()):
+        spark_jars = os.path.join(root, ".cache", f"spark-{line}", "jars")
+        if not os.path.isdir(spark_jars):
+            raise RuntimeError(f"no Spark {line} jars at {spark_jars} to run the jar on (dev/sbt --spark {line} fetches them)")
+        each = f"{out}.{line}"
+        subprocess.run([java, "-cp", os.pathsep.join([jar, os.path.join(spark_jars, "*")]), "sieve.api.PythonFacade", each],
+                       check=True)
+        with open(each, encoding="utf-8") as f:
+            written[line] = json.load(f)
+    if any(c != next(iter(written.values())) for c in written.values()):
+        raise RuntimeError(f"the jars of Spark {', '.join(written)} disagree on the Python contract: {written}")
+    os.replace(each, out)
+    return out
+
+
 class JarBuildHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
     def initialize(self, version, build_data):
         if self.target_name != "wheel":
             return
-        for jar in ensure_jars(self.root, wheel_lines(self.root), self.metadata.version).values():
+        jars = ensure_jars(self.root, wheel_lines(self.root), self.metadata.version)
+        for jar in jars.values():
             build_data["force_include"][jar] = f"spark_sieve/jars/{os.path.basename(jar)}"
+        build_data["force_include"][jvm_contract(self.root, jars)] = "spark_sieve/jvm_contract.json"
         build_data["force_include"][connect_descriptor_set(self.root)] = "spark_sieve/connect.desc"

@@ -253,6 +253,25 @@ def test_builder_checks_its_arguments(cars, files):
         sieve.BulkFilter.from_json('{"op": "xor"}')
 
 
+def test_the_jvm_reads_json_trees(spark, vanilla, cars, files, monkeypatch):
+    # from_json asks the session's JVM (FilterTreeJson), which writes the tree back in to_json's form
+    tree = sieve.BulkFilter.from_json(json.dumps({"op": "AND", "children": [
+        {"op": "include", "column": "color", "source": {"path": files["colors"], "format": "TEXT"}, "extra": 1}]}))
+    assert json.loads(tree.to_json()) == {"op": "and", "children": [
+        {"op": "include", "column": "color", "source": {"path": files["colors"], "format": "TEXT"}}]}
+    check(spark, vanilla, cars, tree)
+    with pytest.raises(sieve.TreeError, match=r"filter tree at root.or\[0\]: missing 'column'"):
+        sieve.BulkFilter.from_json('{"op": "or", "children": [{"op": "include", "source": {"path": "p"}}]}')
+    with pytest.raises(sieve.TreeError, match="filter tree at root: not valid JSON"):
+        sieve.BulkFilter.from_json("{")
+    # read with no session about: the JVM reads it at apply(), with the same errors
+    monkeypatch.setattr("pyspark.sql.SparkSession.getActiveSession", lambda: None)
+    unread = sieve.BulkFilter.from_json('{"op": "xor"}')
+    monkeypatch.undo()
+    with pytest.raises(sieve.TreeError, match=r"filter tree at root: unknown op 'xor' \(expected and, or, include"):
+        unread.apply(cars)
+
+
 def test_paths_with_spaces_and_many_files_on_one_column(spark, vanilla, cars, tmp_path):
     d = tmp_path / "value files"
     d.mkdir()

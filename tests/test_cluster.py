@@ -18,7 +18,7 @@ def test_extension_is_on_and_the_jar_runs_on_executors(cluster_spark):
     assert executors.size() == 2, "expected one executor per worker"
     # reflect() calls a static method of our jar inside each task: it fails if the jar is not shipped
     rows = (cluster_spark.range(0, 1000, numPartitions=8)
-            .selectExpr("reflect('sieve.BuildInfo', 'version') AS v", "id % 10 AS k")
+            .selectExpr("reflect('sieve.config.BuildInfo', 'version') AS v", "id % 10 AS k")
             .groupBy("v", "k").count().collect())
     assert {r.v for r in rows} == {sieve.__version__}
     assert sorted(r.k for r in rows) == list(range(10))

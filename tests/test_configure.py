@@ -64,3 +64,9 @@ def test_loads_another_build_of_the_jar_when_given_one(jar, tmp_path):
 def test_a_missing_jar_is_named(tmp_path):
     with pytest.raises(sieve.JarNotFoundError, match="no spark-sieve jar at .*missing.jar"):
         sieve.configure(SparkSession.Builder(), jar=str(tmp_path / "missing.jar"))
+
+
+def test_a_client_of_a_server_elsewhere_is_left_as_it_is():
+    # the jar, the extension and the Connect plugin are the server's, set where it starts: a client cannot set them
+    builder = SparkSession.Builder().remote("sc://spark.example.com:15002")
+    assert sieve.configure(builder)._options == {"spark.remote": "sc://spark.example.com:15002"}

@@ -52,6 +52,15 @@ def test_explain_and_status_without_py4j(connect, cars, files):
     assert "spark.sieve.bulkFilter.maxSetBytes" in status
 
 
+def test_the_server_reads_json_trees(connect, vanilla, cars, files):
+    tree = sieve.include("color", files["colors"]) & sieve.exclude("year", files["years"])
+    again = sieve.BulkFilter.from_json(tree.to_json())
+    assert again.to_json() == tree.to_json()
+    check(vanilla, cars, again)
+    with pytest.raises(sieve.TreeError, match=r"filter tree at root.and\[0\]: unknown op 'xor'"):
+        sieve.BulkFilter.from_json('{"op": "and", "children": [{"op": "xor"}]}')
+
+
 def test_sql_function_from_connect(connect, vanilla, cars, files):
     tree = sieve.include("color", files["colors"]) & sieve.exclude("year", files["years"])
     cars.createOrReplaceTempView("cars")   # (PySpark 3.5's Connect spark.sql takes no DataFrame arguments)

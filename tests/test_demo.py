@@ -23,3 +23,5 @@ def test_demo_runs_and_reports():
                      r"registered: true", out.stdout), out.stdout[-2000:]
     # no console progress bars running through the results
     assert "[Stage " not in out.stdout and "[Stage " not in out.stderr
+    # nothing set where it cannot be (the Connect client is given no setting of its server's)
+    assert "UserWarning" not in out.stderr and "CANNOT_MODIFY_CONFIG" not in out.stderr, out.stderr[-3000:]

@@ -2,6 +2,7 @@
 
 import glob
 import importlib.metadata
+import json
 import os
 import pathlib
 import subprocess
@@ -129,7 +130,18 @@ def test_the_wheel_carries_the_connect_schema():
     # the descriptor set protoc built from proto/spark_sieve/connect.proto: the Connect client's messages
     message = sieve._connect._message("BulkFilterRelation")
     assert [f.name for f in message.DESCRIPTOR.fields] == ["input", "tree_json", "frames"]
-    assert [f.name for f in sieve._connect._message("InfoRelation").DESCRIPTOR.fields] == ["kind", "input"]
+    assert [f.name for f in sieve._connect._message("InfoRelation").DESCRIPTOR.fields] == ["kind", "input",
+                                                                                          "tree_json"]
+
+
+def test_the_wheel_carries_the_jars_contract(spark):
+    # what Python takes from the JVM (formats, error conditions), generated into the wheel by its build: the same
+    # as the running line's jar says, and a Python class for each JVM error class
+    contract = json.loads(spark._jvm.sieve.api.PythonFacade.contract())
+    assert sieve._contract.contract() == contract
+    assert "parquet" in contract["formats"]
+    assert {sieve.errors.python_class(e["class"]) for e in contract["errors"]} == {
+        sieve.ConfigError, sieve.SourceError, sieve.ColumnError, sieve.TreeError}
 
 
 def test_the_test_extra_installs_what_the_tests_import():

@@ -1,4 +1,5 @@
-"""Spark Connect: ``tree.apply(df)``, ``explain`` and ``status`` for a Connect DataFrame or session, without py4j.
+"""Spark Connect: ``tree.apply(df)``, ``BulkFilter.from_json``, ``explain`` and ``status`` for a Connect DataFrame
+or session, without py4j.
 
 Each call is a ``spark.connect.Relation`` whose ``extension`` holds one of spark-sieve's messages
 (proto/spark_sieve/connect.proto); the server's ``sieve.connect.SieveRelationPlugin`` turns it into a plan.
@@ -10,7 +11,7 @@ one wheel serves the protobuf of every pyspark line.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 T = TypeVar("T")
 
@@ -110,6 +111,56 @@ def with_server_jar(builder: Any, jar: str) -> Any:
     return builder.config("spark.jars", jar)
 
 
+def _remote_url(builder: Any) -> Optional[str]:
+    options = builder._options  # (no getter)
+    url: Optional[str] = options.get("spark.remote", os.environ.get("SPARK_REMOTE"))
+    return url
+
+
+def remote_server(builder: Any) -> bool:
+    """True for a builder of a Spark Connect client whose server runs elsewhere (``.remote("sc://...")``)."""
+    url = _remote_url(builder)
+    return url is not None and url.startswith("sc://")
+
+
+def local_server(builder: Any) -> bool:
+    """True for a builder that starts a local Spark Connect server and a client of it: ``.remote("local...")``,
+    or ``spark.api.mode=connect`` with a local master (Spark 4)."""
+    url = _remote_url(builder)
+    if url is not None:
+        return not url.startswith("sc://")
+    mode = str(builder._options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))).lower()
+    return mode == "connect"
+
+
+def install_local_server_settings() -> None:
+    """Make a local Connect server that PySpark starts from a builder ``spark_sieve.configure`` set up hand its
+    client only the settings a client may set (the runtime SQL ones), as PySpark means to: PySpark starts the
+    server with every setting of the builder, then gives them all to the client too (4.1 on: its filter is
+    applied to a copy), which warns CANNOT_MODIFY_CONFIG for each static one (``spark.jars``,
+    ``spark.sql.extensions``, ...). Idempotent."""
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    original: Any = RemoteSparkSession._start_connect_server
+    if getattr(original, "_spark_sieve", False):
+        return
+
+    def start_connect_server(master: str, opts: Dict[str, Any]) -> Any:
+        started = original(master, opts)
+        # (opts is the dict PySpark then gives the client's builder)
+        if PLUGIN_CLASS in str(opts.get(PLUGIN_SETTING, "")):
+            from pyspark import SparkContext
+
+            jvm: Any = SparkContext._jvm
+            runtime = {c._1() for c in jvm.org.apache.spark.sql.api.python.PythonSQLUtils.listRuntimeSQLConfigs()}
+            for key in [k for k in opts if k not in runtime]:
+                del opts[key]
+        return started
+
+    setattr(start_connect_server, "_spark_sieve", True)
+    RemoteSparkSession._start_connect_server = staticmethod(start_connect_server)  # type: ignore[method-assign, assignment, unused-ignore]
+
+
 def stop_local(session: Any) -> None:
     """Stop a session made by ``builder.remote("local...")`` so that the next builder in this process makes a
     classic session again: PySpark leaves environment variables behind that turn every later builder into a
@@ -145,6 +196,17 @@ def status(spark: Any) -> Dict[str, str]:
     message.kind = 0  # STATUS
     rows = _on_server(lambda: _dataframe(spark, message).collect())
     return {row["key"]: row["value"] for row in rows}
+
+
+def read_tree(spark: Any, tree_json: str) -> str:
+    """``BulkFilter.from_json`` on a Connect session: the tree read and checked by the server, written back in
+    ``to_json``'s form."""
+    message = _message("InfoRelation")
+    message.kind = 2  # TREE
+    message.tree_json = tree_json
+    row = _on_server(lambda: _dataframe(spark, message).collect())[0]
+    text: str = row["tree_json"]
+    return text
 
 
 def explain_text(df: Any) -> Tuple[str, str]:

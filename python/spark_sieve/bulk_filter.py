@@ -7,6 +7,9 @@
 
 include(c, V) keeps rows whose c equals some value of V; exclude(c, V) keeps rows whose c equals none
 (a NULL c is kept; NULLs in V match nothing). Duplicate input rows are kept exactly.
+
+The tree travels to the JVM as JSON (``to_json``'s form); the JVM reads and checks it
+(``sieve.bulkfilter.FilterTreeJson``), ``from_json`` included: Python only writes it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,11 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple, Type, Union
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
-from . import _connect
+from . import _connect, _contract
 from ._facade import Facade
-from .errors import TreeError
-
-FORMATS = ("text", "csv", "parquet", "json", "orc")
+from .errors import ExtensionNotEnabledError, TreeError
 
 # a value source: a path (str or os.PathLike) or a DataFrame (classic or Spark Connect)
 Source = Union[str, "os.PathLike[str]", Any]
@@ -41,13 +42,14 @@ class BulkFilter:
         naming what is wrong (a missing file, an unknown column, an empty AND/OR)."""
         if _connect.is_connect_dataframe(df):
             sources: List[Any] = []
-            result: DataFrame = _connect.apply_bulk_filter(df, json.dumps(self._spec(sources)), sources)
+            tree = self._read(df.sparkSession)
+            result: DataFrame = _connect.apply_bulk_filter(df, json.dumps(tree._spec(sources)), sources)
             return result
         if not isinstance(df, DataFrame):
             raise TreeError(f"apply() takes a DataFrame, got {type(df).__name__}")
         spark = df.sparkSession
         frames: List[Any] = []
-        spec = self._spec(frames)
+        spec = self._read(spark)._spec(frames)
         if any(_connect.is_connect_dataframe(f) for f in frames):
             raise TreeError("a DataFrame source of a classic DataFrame must be a classic DataFrame too")
         jvm: Any = spark._jvm
@@ -63,12 +65,16 @@ class BulkFilter:
 
     @staticmethod
     def from_json(text: str) -> BulkFilter:
-        """A tree from the JSON that ``to_json`` writes (the form a UI or a job config holds)."""
+        """A tree from the JSON that ``to_json`` writes (the form a UI or a job config holds). The JVM of the
+        active session reads it, raising TreeError naming the node that is wrong; read before any session with
+        spark-sieve exists, it is read at ``apply()``, which raises the same errors."""
+        if not isinstance(text, str):
+            raise TreeError(f"from_json() takes the tree's JSON as a str, got {type(text).__name__}")
+        spark = SparkSession.getActiveSession()
         try:
-            spec = json.loads(text)
-        except (TypeError, ValueError) as e:
-            raise TreeError(f"filter tree at root: not valid JSON: {e}") from None
-        return _from_spec(spec, "root")
+            return _read_json(spark, text) if spark is not None else _Unread(text)
+        except ExtensionNotEnabledError:
+            return _Unread(text)  # (apply() says so, on the session it is given)
 
     def __repr__(self) -> str:
         return self._render()
@@ -76,6 +82,10 @@ class BulkFilter:
     def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
         """The JSON form; DataFrame sources are appended to ``frames`` (None: they are an error)."""
         raise NotImplementedError
+
+    def _read(self, spark: Any) -> BulkFilter:
+        """This tree with each part ``from_json`` left unread read by ``spark``'s JVM."""
+        return self
 
     def _render(self) -> str:
         raise NotImplementedError
@@ -94,8 +104,9 @@ class Leaf(BulkFilter):
             raise TreeError(f"{op}({column!r}, ...): source must be a path or a DataFrame, got {source!r}")
         if value_column is not None and (not isinstance(value_column, str) or not value_column):
             raise TreeError(f"{op}({column!r}, ...): value_column must be a column name, got {value_column!r}")
-        if format is not None and format not in FORMATS:
-            raise TreeError(f"{op}({column!r}, ...): format must be one of {', '.join(FORMATS)}, got {format!r}")
+        formats = _contract.formats()
+        if format is not None and (not isinstance(format, str) or format.lower() not in formats):
+            raise TreeError(f"{op}({column!r}, ...): format must be one of {', '.join(formats)}, got {format!r}")
         if format is not None and not isinstance(source, str):
             raise TreeError(f"{op}({column!r}, ...): format= applies to paths, not to a DataFrame source")
         self.include, self.column, self.source = include, column, source
@@ -132,6 +143,10 @@ class _Node(BulkFilter):
     def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
         return {"op": self.op, "children": [c._spec(frames) for c in self.children]}
 
+    def _read(self, spark: Any) -> BulkFilter:
+        children = [c._read(spark) for c in self.children]
+        return self if all(a is b for a, b in zip(children, self.children)) else type(self)(*children)
+
     def _render(self) -> str:
         return "(" + f" {self.op} ".join(c._render() for c in self.children) + ")"
 
@@ -155,23 +170,40 @@ def _parts(node: BulkFilter, kind: Type[_Node]) -> Tuple[BulkFilter, ...]:
     return node.children if isinstance(node, _Node) and type(node) is kind else (node,)
 
 
-def _from_spec(spec: object, at: str) -> BulkFilter:
-    if not isinstance(spec, dict):
-        raise TreeError(f"filter tree at {at}: expected an object, got {spec!r}")
-    op = str(spec.get("op", "")).lower()
-    if op in ("and", "or"):
-        children = spec.get("children")
-        if not isinstance(children, list):
-            raise TreeError(f"filter tree at {at}: '{op}' needs a 'children' list")
-        kids = [_from_spec(c, f"{at}.{op}[{i}]") for i, c in enumerate(children)]
-        return AllOf(*kids) if op == "and" else AnyOf(*kids)
-    if op in ("include", "exclude"):
-        source = spec.get("source")
-        if not isinstance(source, dict) or "path" not in source:
-            raise TreeError(f"filter tree at {at}: '{op}' needs a 'source' object with a 'path'")
-        column: Any = spec.get("column")  # (Leaf checks every argument's type)
-        return Leaf(op == "include", column, source["path"], spec.get("value_column"), source.get("format"))
-    raise TreeError(f"filter tree at {at}: unknown op {spec.get('op')!r} (expected and, or, include, exclude)")
+class _Unread(BulkFilter):
+    """A tree ``from_json`` was given with no spark-sieve session about: read by the JVM at ``apply()``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _read(self, spark: Any) -> BulkFilter:
+        return _read_json(spark, self.text)
+
+    def _spec(self, frames: Optional[List[Any]]) -> Dict[str, Any]:
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise TreeError("a tree from from_json() is read by a session's JVM: to_json() needs an active "
+                            "SparkSession with spark-sieve")
+        return self._read(spark)._spec(frames)
+
+    def _render(self) -> str:
+        return f"BulkFilter.from_json({self.text!r})"
+
+
+def _read_json(spark: Any, text: str) -> BulkFilter:
+    """The tree ``text`` holds, read and checked by ``spark``'s JVM, which writes it back in ``to_json``'s form."""
+    canonical = (_connect.read_tree(spark, text) if _connect.is_connect(spark)
+                 else Facade(spark).call("canonicalTree", text))
+    return _from_canonical(json.loads(canonical))
+
+
+def _from_canonical(spec: Dict[str, Any]) -> BulkFilter:
+    """The tree of a spec the JVM has checked and written in ``to_json``'s form."""
+    if "children" in spec:
+        children = [_from_canonical(c) for c in spec["children"]]
+        return AllOf(*children) if spec["op"] == "and" else AnyOf(*children)
+    source = spec["source"]
+    return Leaf(spec["op"] == "include", spec["column"], source["path"], spec.get("value_column"), source.get("format"))
 
 
 def include(column: str, source: Source, value_column: Optional[str] = None,

@@ -1,11 +1,15 @@
 """Typed errors. Every error spark-sieve raises on purpose is a :class:`SieveError`.
 
-A spark-sieve exception from the JVM arrives as the subclass that matches its JVM class
-(``sieve.errors.SieveConfigException`` -> :class:`ConfigError`), with the JVM's message, wherever it
+A spark-sieve exception from the JVM arrives as the subclass of its role (``sieve.errors.SieveConfigException``,
+condition ``SIEVE_CONFIG_INVALID`` -> :class:`ConfigError`), with the JVM's message, wherever it
 surfaces: a spark-sieve call, ``spark.sql(...)``, an action. It is also PySpark's own
 ``AnalysisException`` (with ``getCondition()``, e.g. ``SIEVE_CONFIG_INVALID``), so code that catches
 PySpark's errors keeps working: importing spark_sieve extends PySpark's JVM-exception conversion to
 recognise spark-sieve's exceptions anywhere in the cause chain (:func:`install_conversion`).
+
+The conditions, the JVM classes that carry them and the prefix of a bad value raised in a task are the JVM's
+(``sieve.errors.SieveException``), read from the contract generated into the wheel (:mod:`._contract`); the
+Python class of ``sieve.errors.Sieve<Role>Exception`` is ``<Role>Error``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Dict, List, Optional, Tuple, Type
+from typing import Any, Dict, List, Optional, Pattern, Tuple, Type
+
+from . import _contract
 
 
 class SieveError(Exception):
@@ -57,26 +63,37 @@ class JvmError(SieveError):
     """An unexpected JVM exception inside spark-sieve; ``jvm_class`` names it."""
 
 
-# The condition (Spark error class) of each spark-sieve JVM exception -> Python class. Conditions, not
-# JVM classes, identify them: Spark re-wraps an AnalysisException raised during analysis (with the plan
-# attached) into one of its own classes, keeping the condition and the message.
-JVM_CONDITIONS: Dict[str, Type[SieveError]] = {
-    "SIEVE_CONFIG_INVALID": ConfigError,
-    "SIEVE_SOURCE_INVALID": SourceError,
-    "SIEVE_COLUMN_INVALID": ColumnError,
-    "SIEVE_TREE_INVALID": TreeError,
-}
+def python_class(jvm_class: str) -> Type[SieveError]:
+    """The SieveError subclass of a spark-sieve JVM exception class: ``<Role>Error`` for
+    ``sieve.errors.Sieve<Role>Exception`` (SieveError for a role this package has no class of)."""
+    name = jvm_class.rsplit(".", 1)[-1]
+    role = name[len("Sieve"):-len("Exception")] if name.startswith("Sieve") and name.endswith("Exception") else ""
+    found = globals().get(f"{role}Error") if role else None
+    return found if isinstance(found, type) and issubclass(found, SieveError) else SieveError
 
 
-# what a bad value read by Spark's own scan (a source joined, not held as a set) raises with raise_error
-RAISED_PREFIX = "spark-sieve: "
+def _by_condition(condition: str) -> Type[SieveError]:
+    """The SieveError subclass of a spark-sieve condition. Conditions, not JVM classes, identify an error: Spark
+    re-wraps an AnalysisException raised during analysis (with the plan attached) into one of its own classes,
+    keeping the condition and the message."""
+    for jvm_class, known in _contract.conditions().items():
+        if known == condition:
+            return python_class(jvm_class)
+    return SieveError
+
+
+def _raised_condition() -> str:
+    """The condition of a bad value a task raised with raise_error (a value source Spark's own scan reads,
+    joined, not held as a set)."""
+    return _contract.conditions()[_contract.raised()["class"]]
 
 
 def _raised(throwable: Any, spark_throwable: bool) -> Optional[str]:
     """spark-sieve's text given to raise_error, without its prefix, or None when it is not ours: a
     SparkThrowable's errorMessage parameter (Spark 4), a plain RuntimeException's message (Spark 3.5)."""
     text = (throwable.getMessageParameters().get("errorMessage") if spark_throwable else throwable.getMessage()) or ""
-    return text[len(RAISED_PREFIX):] if text.startswith(RAISED_PREFIX) else None
+    prefix = _contract.raised()["prefix"]
+    return text[len(prefix):] if text.startswith(prefix) else None
 
 
 def _condition(throwable: Any) -> Optional[str]:
@@ -89,7 +106,7 @@ def _condition(throwable: Any) -> Optional[str]:
 
 
 def _sieve_throwable(throwable: Any) -> Optional[Tuple[Any, str, str]]:
-    """The first spark-sieve exception in a JVM throwable's cause chain (a ``SIEVE_*`` condition, or a joined
+    """The first spark-sieve exception in a JVM throwable's cause chain (one of spark-sieve's conditions, or a joined
     value source's bad value raised with raise_error), as (throwable, condition, message)."""
     from py4j.java_gateway import is_instance_of  # type: ignore[import-untyped, unused-ignore]
     from pyspark import SparkContext
@@ -99,14 +116,14 @@ def _sieve_throwable(throwable: Any) -> Optional[Tuple[Any, str, str]]:
         raised = None
         if is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
             condition = _condition(throwable)
-            if condition and condition.startswith("SIEVE_"):
+            if condition is not None and condition in _contract.conditions().values():
                 return throwable, condition, throwable.getMessageParameters().get("message") or throwable.getMessage()
             if condition == "USER_RAISED_EXCEPTION":
                 raised = _raised(throwable, spark_throwable=True)
         elif throwable.getClass().getName() == "java.lang.RuntimeException":  # raise_error on Spark 3.5
             raised = _raised(throwable, spark_throwable=False)
         if raised is not None:
-            return throwable, "SIEVE_SOURCE_INVALID", raised
+            return throwable, _raised_condition(), raised
         throwable = throwable.getCause()
     return None
 
@@ -140,7 +157,7 @@ def from_jvm(throwable: Any) -> Optional[SieveError]:
     if found is None:
         return None
     origin, condition, message = found
-    captured: Any = _captured_class(JVM_CONDITIONS.get(condition, SieveError))  # (its __init__ is PySpark's)
+    captured: Any = _captured_class(_by_condition(condition))  # (its __init__ is PySpark's)
     error: SieveError = captured(origin, message, condition)
     return error
 
@@ -177,40 +194,39 @@ def _connect_sieve_error(converted: Any, info: Any, resp: Any) -> Optional[Tuple
         if error.HasField("spark_throwable"):
             chain.append((error.spark_throwable.error_class, dict(error.spark_throwable.message_parameters)))
     for condition, parameters in chain:
-        if condition and condition.startswith("SIEVE_"):
-            return JVM_CONDITIONS.get(condition, SieveError), parameters.get("message") or str(converted), None
+        if condition is not None and condition in _contract.conditions().values():
+            return _by_condition(condition), parameters.get("message") or str(converted), None
         text = parameters.get("errorMessage") or ""
-        if condition == "USER_RAISED_EXCEPTION" and text.startswith(RAISED_PREFIX):
-            return SourceError, text[len(RAISED_PREFIX):], None
+        prefix = _contract.raised()["prefix"]
+        if condition == "USER_RAISED_EXCEPTION" and text.startswith(prefix):
+            return _by_condition(_raised_condition()), text[len(prefix):], None
     if chain[0][0] is None and info is not None:  # a Spark 3.5 server sends no condition: its classes and message
         found = _condition_35(json.loads(info.metadata.get("classes") or "[]"), str(converted))
         if found is not None:
-            return JVM_CONDITIONS[found[0]], found[1], found[0]
+            return _by_condition(found[0]), found[1], found[0]
     return None
 
 
 def _condition_35(classes: List[str], message: str) -> Optional[Tuple[str, str]]:
     """(condition, message) of a Spark 3.5 Connect error spark-sieve raised, from its JVM classes and message."""
+    conditions = _contract.conditions()  # (3.5's Connect errors name the JVM classes but not the condition)
     for name in classes:
-        if name in JVM_CLASS_CONDITIONS:
-            return JVM_CLASS_CONDITIONS[name], message
+        if name in conditions:
+            return conditions[name], message
     # a setting's error raised during analysis, which 3.5's analyzer re-throws as its own class (the message
     # kept): only spark-sieve's messages start with a spark.sieve.* key
     if _CONFIG_MESSAGE.match(message):
-        return "SIEVE_CONFIG_INVALID", message
-    raised = _RAISED_IN_TASK.search(message)  # raise_error's text, in a failed job's message
-    return ("SIEVE_SOURCE_INVALID", raised.group(1)) if raised else None
+        return next(c for n, c in conditions.items() if python_class(n) is ConfigError), message
+    raised = _raised_in_task().search(message)  # raise_error's text, in a failed job's message
+    return (_raised_condition(), raised.group(1)) if raised else None
 
 
-# Spark 3.5's Connect errors name the JVM exception's classes but not its condition
-JVM_CLASS_CONDITIONS: Dict[str, str] = {
-    "sieve.errors.SieveConfigException": "SIEVE_CONFIG_INVALID",
-    "sieve.errors.SieveSourceException": "SIEVE_SOURCE_INVALID",
-    "sieve.errors.SieveColumnException": "SIEVE_COLUMN_INVALID",
-    "sieve.errors.SieveTreeException": "SIEVE_TREE_INVALID",
-}
 _CONFIG_MESSAGE = re.compile(r"spark\.sieve\.[\w.]+: ")
-_RAISED_IN_TASK = re.compile(r"java\.lang\.RuntimeException: " + re.escape(RAISED_PREFIX) + r"([^\n]*)")
+
+
+def _raised_in_task() -> Pattern[str]:
+    """raise_error's text in a Spark 3.5 job's failure message."""
+    return re.compile(r"java\.lang\.RuntimeException: " + re.escape(_contract.raised()["prefix"]) + r"([^\n]*)")
 
 
 def from_connect(converted: Any, info: Any, resp: Any) -> Any:

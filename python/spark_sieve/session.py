@@ -36,8 +36,15 @@ def configure(builder: SparkSession.Builder, jar: Optional[str] = None) -> Spark
     twice. Returns the builder, so ``configure(SparkSession.builder).getOrCreate()`` reads well.
     ``jar``: another spark-sieve jar to load instead of the bundled one (an older build, to compare).
 
+    Spark Connect: these settings are the server's, fixed when it starts, and a client cannot set them. A builder
+    of a client of a server elsewhere (``.remote("sc://...")``) is returned as it is: start that server with
+    them. A builder that starts a local server (``.remote("local[2]")``, ``spark.api.mode=connect``) gets them
+    for its server (with spark-sieve's Connect plugin), and its client only the settings a client may set.
+
     Raises SparkVersionError when the installed pyspark is not the Spark line the jar was built for.
     """
+    if _connect.remote_server(builder):
+        return builder
     path = os.path.abspath(jar) if jar else jar_path()
     if not os.path.isfile(path):
         raise JarNotFoundError(f"no spark-sieve jar at {path} (the jar= passed to configure)")
@@ -53,6 +60,8 @@ def configure(builder: SparkSession.Builder, jar: Optional[str] = None) -> Spark
     # bulk filters from Spark Connect clients (a local server started by .remote("local") takes the
     # builder's settings; a classic session ignores it)
     builder.config(_connect.PLUGIN_SETTING, _csv_append(options.get(_connect.PLUGIN_SETTING), _connect.PLUGIN_CLASS))
+    if _connect.local_server(builder):
+        _connect.install_local_server_settings()
     return builder
 
 

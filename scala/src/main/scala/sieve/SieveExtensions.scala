@@ -3,10 +3,10 @@ package sieve
 import org.apache.spark.sql.SparkSessionExtensions
 
 import sieve.api.BulkFilterTableFunction
-import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters}
-import sieve.config.{SieveConf, ValidateSieveConf}
-import sieve.dynamicfilter.{PlaceDynamicFilters, PlaceDynamicFiltersColumnarRule}
-import sieve.ordering.ReorderSubqueryPredicates
+import sieve.bulkfilter.{BulkFilterStrategy, LowerBulkFilters, ReorderSubqueryPredicates}
+import sieve.config.{BuildInfo, SieveConf, ValidateSieveConf}
+import sieve.dynamicfilter.{AwaitPartitionPruning, DynamicFiltersWithoutAqe, PlaceDynamicFilters,
+  SharedExchangeFilters, TrimWholeTableFilters}
 
 /**
  * Entry point: `spark.sql.extensions=sieve.SieveExtensions`. One line per injection, by phase.
@@ -17,7 +17,8 @@ import sieve.ordering.ReorderSubqueryPredicates
  * Order: both optimizer rules run in Spark's operator-optimization batches (AQE on or off), so
  * BulkFilter nodes are joins before Spark's join rules see them, and subquery filters are ordered
  * before the later RewritePredicateSubquery batch turns them into joins. Dynamic filters are placed
- * on the physical plan after EnsureRequirements (the optimized plan stays vanilla's).
+ * on the physical plan after EnsureRequirements (the optimized plan stays vanilla's), by the four rules
+ * below in their order.
  */
 class SieveExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
@@ -40,10 +41,18 @@ class SieveExtensions extends (SparkSessionExtensions => Unit) {
     // them into joins in written order.
     ext.injectOptimizerRule(_ => ReorderSubqueryPredicates)
     // Physical, after EnsureRequirements (the optimized and planned plan is vanilla's, DPP and runtime
-    // filters included): a DynamicFilterExec on each scan that a join's keys reach on its application
-    // side, reading the join's creation-side exchange (AQE: before query stages are made; without AQE:
-    // before exchange reuse).
-    ext.injectQueryStagePrepRule(_ => PlaceDynamicFilters)
-    ext.injectColumnar(_ => PlaceDynamicFiltersColumnarRule)
+    // filters included), AQE: before query stages are made; without AQE: before exchange reuse.
+    val dynamicFilters = Seq(
+      // a DynamicFilterExec on each scan that a join's keys reach on its application side, where it pays,
+      // reading the join's creation-side exchange
+      PlaceDynamicFilters,
+      // filters whose creation side is still a whole table once all are placed, and would keep nearly all
+      TrimWholeTableFilters,
+      // one filter of all their joins' keys in every copy of an exchange computed once for several joins
+      SharedExchangeFilters,
+      // scans whose filters wait for DPP's keys hold their stage until DPP's broadcast is built
+      AwaitPartitionPruning)
+    dynamicFilters.foreach(rule => ext.injectQueryStagePrepRule(_ => rule))
+    ext.injectColumnar(_ => DynamicFiltersWithoutAqe(dynamicFilters))
   }
 }

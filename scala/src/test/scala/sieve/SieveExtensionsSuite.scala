@@ -3,6 +3,7 @@ package sieve
 import org.apache.spark.sql.{AnalysisException, ErrorCondition, SparkSession}
 
 import sieve.api.PythonFacade
+import sieve.config.BuildInfo
 import sieve.errors.SieveConfigException
 
 /** Registration and the master switch, in the style of Spark's SparkSessionExtensionSuite. */

@@ -1,13 +1,19 @@
 package sieve.api
 
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Paths}
+
 import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
-import sieve.BuildInfo
-import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson, SetFilterExplain}
+import sieve.bulkfilter.{ApplyBulkFilter, BulkFilter, BulkFilterOrder, FilterTreeJson, SetFilterExplain, ValueSources}
+import sieve.config.BuildInfo
 import sieve.config.{SieveConf, ValidateSieveConf}
 import sieve.dynamicfilter.DynamicFilterExplain
+import sieve.errors.{SieveException, SieveSourceException}
 
 /**
  * The one door from Python into the JVM. Python checks its arguments before calling; every method
@@ -21,7 +27,7 @@ object PythonFacade {
     "scalaVersion" -> BuildInfo.scalaVersion).asJava
 
   /**
-   * True when [[sieve.SieveExtensions]] was applied to this session: asks the session's own analyzer,
+   * True when `SieveExtensions` was applied to this session: asks the session's own analyzer,
    * not the `spark.sql.extensions` string, so a session built without it is seen as such.
    */
   def isRegistered(session: SparkSession): Boolean =
@@ -44,6 +50,29 @@ object PythonFacade {
       "jar" -> String.valueOf(getClass.getProtectionDomain.getCodeSource.getLocation),
       "registered" -> isRegistered(session).toString) ++ settings).toMap.asJava
   }
+
+  /**
+   * What the Python bindings take from the JVM rather than copy, as JSON: the value-source formats, each error
+   * class with its condition, and how a task's bad value is raised. Written into the wheel when it is built
+   * (`main`, called by dev/hatch_build_jar.py); tests/test_package.py checks the wheel's against the jar's.
+   */
+  def contract(): String = {
+    val mapper = new ObjectMapper()
+    val o = mapper.createObjectNode()
+    val formats = o.putArray("formats")
+    ValueSources.Formats.foreach(f => formats.add(f))
+    val errors = o.putArray("errors")
+    SieveException.conditions.foreach { case (cls, condition) => errors.addObject().put("class", cls).put("condition", condition) }
+    o.putObject("raised").put("prefix", SieveException.RaisedPrefix).put("class", classOf[SieveSourceException].getName)
+    mapper.writerWithDefaultPrettyPrinter().writeValueAsString(o) + "\n"
+  }
+
+  /** `java -cp <jar>:<Spark's jars> sieve.api.PythonFacade <file>`: writes [[contract]] to the file. */
+  def main(args: Array[String]): Unit =
+    Files.write(Paths.get(args.head), contract().getBytes(UTF_8))
+
+  /** `BulkFilter.from_json(json)`: the tree checked and written in its one form (FilterTreeJson.canonical). */
+  def canonicalTree(json: String): String = FilterTreeJson.canonical(json)
 
   /** `tree.apply(df)`: `json` is the tree (see FilterTreeJson), `frames` the DataFrame sources. */
   def applyBulkFilter(df: DataFrame, json: String, frames: java.util.List[DataFrame]): DataFrame =

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.functions.{col, concat, lit, raise_error, regexp_replace, url_decode, when}
 import org.apache.spark.sql.types.{ArrayType, MapType, StringType, StructType}
 
-import sieve.errors.{SieveColumnException, SieveSourceException, SieveTreeException}
+import sieve.errors.{SieveColumnException, SieveException, SieveSourceException, SieveTreeException}
 import sieve.ordering._
 
 /**
@@ -148,7 +148,7 @@ object ApplyBulkFilter {
       if (raw.schema(name).dataType == target) v
       else if (!ValueComparison.isString(raw.schema(name).dataType)) v.cast(target) // lossless: target is wider
       else when(v.isNotNull && SparkShims.tryCast(v, target).isNull, raise_error(concat(
-          lit("spark-sieve: value '"), v.cast(StringType), lit("' in "), where,
+          lit(SieveException.RaisedPrefix + "value '"), v.cast(StringType), lit("' in "), where,
           lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))
         .otherwise(SparkShims.tryCast(v, target))
     // NULLs are dropped before the cast, which then never yields NULL (it casts or fails): marked

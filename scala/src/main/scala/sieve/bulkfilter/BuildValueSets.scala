@@ -12,7 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.util.SerializableConfiguration
 
 import sieve.errors.SieveException
-import sieve.keyset._
+import sieve.valueset._
 
 /**
  * Builds the value sets of a [[SetFilterExec]] in ONE job over all its sources (none for a few MB of text

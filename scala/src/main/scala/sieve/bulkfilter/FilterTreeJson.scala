@@ -4,13 +4,15 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.DataFrame
 
 import sieve.errors.SieveTreeException
 import sieve.ordering._
 
 /**
- * The JSON form of a tree, shared with Python's `BulkFilter.to_json`:
+ * The JSON form of a tree, shared with Python's `BulkFilter.to_json`, read here only (Python's `from_json`
+ * asks [[canonical]]):
  * `{"op": "and"|"or", "children": [...]}` and
  * `{"op": "include"|"exclude", "column": "c", "source": {"path": "p", "format": "csv"} | {"dataframe": 0},
  *   "value_column": "v"}` (format and value_column optional).
@@ -26,6 +28,27 @@ object FilterTreeJson {
     }
     if (root == null || !root.isObject) throw new SieveTreeException("root", "expected a JSON object")
     node(root, "root", frames, frameName)
+  }
+
+  /** `json` read as [[parse]] reads it (no DataFrame sources) and written back in the form `to_json` writes:
+   * ops in lower case, text fields as strings, nothing else. Raises what [[parse]] raises. */
+  def canonical(json: String): String = mapper.writeValueAsString(write(parse(json)))
+
+  private def write(tree: FilterTree[LeafSpec]): ObjectNode = tree match {
+    case n: Node[LeafSpec] =>
+      val o = mapper.createObjectNode().put("op", n.opName)
+      val children = o.putArray("children")
+      n.children.foreach(c => children.add(write(c)))
+      o
+    case Leaf(l) =>
+      val o = mapper.createObjectNode().put("op", if (l.include) "include" else "exclude").put("column", l.column)
+      val src = o.putObject("source")
+      l.source match {
+        case PathSource(path, format) => src.put("path", path); format.foreach(src.put("format", _))
+        case other => throw new IllegalArgumentException(s"${other.describe} cannot be written to JSON")
+      }
+      l.valueColumn.foreach(o.put("value_column", _))
+      o
   }
 
   private def node(j: JsonNode, at: String, frames: Seq[DataFrame], frameName: Int => String): FilterTree[LeafSpec] = text(j, "op", at).toLowerCase match {

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
-import sieve.Preconditions
+import sieve.plan.Preconditions
 import sieve.config.SieveConf
 import sieve.ordering._
 

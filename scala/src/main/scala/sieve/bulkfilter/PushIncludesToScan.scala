@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.keyset.ValueSet
+import sieve.valueset.ValueSet
 import sieve.ordering._
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
 

@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
 import sieve.exec.RowFilter
-import sieve.keyset.ValueSet
+import sieve.valueset.ValueSet
 
 /**
  * A [[SetFilter]] at run time. When it first executes, on the driver: its value sets are built from the

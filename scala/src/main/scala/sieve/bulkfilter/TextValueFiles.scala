@@ -11,7 +11,7 @@ import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 import sieve.errors.SieveSourceException
-import sieve.keyset.{ValueKey, ValueSetBuilder}
+import sieve.valueset.{ValueKey, ValueSetBuilder}
 
 /** A text value file a [[SetFilter]] reads itself (one value per line): `path` its URI, and
  * the value sets it feeds, each with the mask of the leaves that own the file there. */

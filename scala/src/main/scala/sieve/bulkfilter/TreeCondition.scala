@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, EmptyB
 import org.apache.spark.sql.catalyst.expressions.codegen.Block.BlockHelper
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
-import sieve.keyset.{ValueKey, ValueSets}
+import sieve.valueset.{ValueKey, ValueSets}
 import sieve.ordering._
 
 /** What a [[TreeCondition]] with value sets reads at run time: the sets, whether to adapt the order, and
@@ -74,7 +74,7 @@ case class TreeCondition(
   def newEvaluator(): TreeEvaluator = evaluator(memo = true)
 
   def evaluator(memo: Boolean): TreeEvaluator = {
-    val sets: Int => sieve.keyset.ValueSet = if (runtime == null) _ => null else runtime(_)
+    val sets: Int => sieve.valueset.ValueSet = if (runtime == null) _ => null else runtime(_)
     val adaptive = runtime != null && runtime.adaptive
     new TreeEvaluator(this, plan, sets, adaptive, if (adaptive) runtime.stats else None,
       memo && maskInputs == 0 && setColumns > 0 && tree.leaves.size > TreeCondition.InlineLeaves)
@@ -132,7 +132,7 @@ case class TreeCondition(
     // per set: the key read, its id field (-2: not probed yet, -1: absent or NULL), the probe, and the
     // evaluator's call that takes the key instead
     val probes = (0 until setColumns).map { c =>
-      val set = ctx.addMutableState(classOf[sieve.keyset.ValueSet].getName, "valueSet", v => s"$v = $holder.apply($c);")
+      val set = ctx.addMutableState(classOf[sieve.valueset.ValueSet].getName, "valueSet", v => s"$v = $holder.apply($c);")
       val id = ctx.addMutableState("int", "valueId")
       kindOf(c) match {
         case ValueKey.Row =>

@@ -3,7 +3,7 @@ package sieve.bulkfilter
 import org.apache.spark.TaskContext
 import org.apache.spark.util.AccumulatorV2
 
-import sieve.keyset.ValueSet
+import sieve.valueset.ValueSet
 import sieve.ordering._
 
 /**
@@ -68,7 +68,7 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
   private val keyBase = new Array[AnyRef](columns)
   private val keyOffset = new Array[Long](columns)
   private val keyLength = new Array[Int](columns)
-  private val isLong = Array.tabulate(columns)(c => condition.kindOf(c) == sieve.keyset.ValueKey.Integral)
+  private val isLong = Array.tabulate(columns)(c => condition.kindOf(c) == sieve.valueset.ValueKey.Integral)
   // a column whose leaves have bitmaps of their own: the generated code tests each leaf with one load,
   // whichever leaf of the column comes first, so each test counts the same (no first-probe cost)
   private val ownBitmaps = Array.tabulate(columns)(c => setArray(c) != null && setArray(c).leafBitmaps != null)
@@ -122,8 +122,8 @@ final class TreeEvaluator(condition: TreeCondition, plan: TreePlan, sets: Int =>
   /** Also what the interpreted path uses: keys given as evaluated values. */
   def setValue(c: Int, value: Any): Unit =
     if (value == null) setNull(c)
-    else if (isLong(c)) setLong(c, sieve.keyset.ValueKey.toLong(value))
-    else { ids(c) = sieve.keyset.ValueKey.idOf(condition.kindOf(c), value, setArray(c)) }
+    else if (isLong(c)) setLong(c, sieve.valueset.ValueKey.toLong(value))
+    else { ids(c) = sieve.valueset.ValueKey.idOf(condition.kindOf(c), value, setArray(c)) }
 
   private def run(n: Int): Boolean = {
     val l = plan.leafOf(n)
@@ -243,7 +243,7 @@ final class IdTupleMemo(columns: Int) {
     var h = 17L
     var c = 0
     while (c < columns) { h = h * 31 + ids(c); c += 1 }
-    var i = (sieve.keyset.KeyHash.ofLong(h) >>> 40).toInt & (Capacity - 1)
+    var i = (sieve.membership.KeyHash.ofLong(h) >>> 40).toInt & (Capacity - 1)
     while (answers(i) != 0 && !same(i, ids)) i = (i + 1) & (Capacity - 1)
     i
   }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, Project}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, DoubleType, FloatType, StringType}
 
-import sieve.Preconditions
+import sieve.plan.Preconditions
 
 import sieve.errors.SieveColumnException
 

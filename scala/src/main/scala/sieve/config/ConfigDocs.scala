@@ -13,7 +13,7 @@ object ConfigDocs {
 
   def table: String = {
     val rows = SieveConf.all.map { e =>
-      s"| `${e.key}` | ${e.typeName} | `${e.defaultString}` | ${e.doc.replace("|", "\\|")} |"
+      s"| `${e.key}` | ${e.typeName.replace("|", "\\|")} | `${e.defaultString}` | ${e.doc.replace("|", "\\|")} |"
     }
     ("| key | type | default | meaning |" +: "|---|---|---|---|" +: rows).mkString("\n")
   }

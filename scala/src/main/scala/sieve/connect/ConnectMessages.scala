@@ -18,9 +18,10 @@ private[connect] object ConnectMessages {
   val InfoType = "spark_sieve.InfoRelation"
 
   final case class BulkFilterRelation(input: Relation, treeJson: String, frames: Seq[Relation])
-  final case class InfoRelation(kind: Int, input: Option[Relation])
+  final case class InfoRelation(kind: Int, input: Option[Relation], treeJson: Option[String])
   val Status = 0
   val Explain = 1
+  val Tree = 2
 
   /** A `type.googleapis.com/<full name>` type URL's message name. */
   def typeName(typeUrl: String): String = typeUrl.substring(typeUrl.lastIndexOf('/') + 1)
@@ -41,11 +42,13 @@ private[connect] object ConnectMessages {
   def info(bytes: Array[Byte]): InfoRelation = {
     var kind = Status
     var input: Option[Relation] = None
+    var json: Option[String] = None
     fields(bytes) {
       case (1, in) => kind = in.readEnum()
       case (2, in) => input = Some(relation(in.readByteArray()))
+      case (3, in) => json = Some(in.readStringRequireUtf8())
     }
-    InfoRelation(kind, input)
+    InfoRelation(kind, input, json)
   }
 
   /** Calls `read` for each known field of the message in `bytes`; skips the others (a newer client's). */

@@ -16,7 +16,7 @@ import sieve.bulkfilter.{ApplyBulkFilter, FilterTreeJson}
 import sieve.errors.SieveTreeException
 
 /**
- * Bulk filters, explain and status for Spark Connect clients (`tree.apply(df)` on a Connect DataFrame): the
+ * Bulk filters, explain, status and `BulkFilter.from_json` for Spark Connect clients (`tree.apply(df)` on a Connect DataFrame): the
  * server side of python/spark_sieve/_connect.py, called by each line's `sieve.connect.SieveRelationPlugin`
  * (scala/src/main/shims: Spark 4's plugin API takes the relation's bytes, 3.5's a shaded protobuf `Any`).
  * Spark asks every plugin in turn, so a relation that is not spark-sieve's gets None. Errors are the classic
@@ -50,6 +50,9 @@ object SieveConnect {
         m.input.getOrElse(throw new SieveTreeException(InfoType, "EXPLAIN needs the DataFrame explained"))))
       rows(Seq("bulk_filters", "dynamic_filters"),
         Seq(Seq(PythonFacade.explainBulkFilters(df), PythonFacade.explainDynamicFilters(df))))
+    case Tree =>
+      rows(Seq("tree_json"), Seq(Seq(PythonFacade.canonicalTree(
+        m.treeJson.getOrElse(throw new SieveTreeException(InfoType, "TREE needs the tree's JSON"))))))
     case other => throw new SieveTreeException(InfoType, s"unknown kind $other (a spark-sieve client of another version?)")
   }
 

@@ -3,7 +3,7 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 
-import sieve.PlanMemo
+import sieve.plan.PlanMemo
 
 /**
  * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to
@@ -46,7 +46,7 @@ object CreationRewire {
           val rewired = f.creations.map(c =>
             sides.get((unfiltered(c), c.output.map(_.exprId))).filterNot(_ == c).getOrElse(c))
           if (rewired.zip(f.creations).forall { case (a, b) => a eq b }) f
-          else { changed = true; f.copy(creations = rewired) }
+          else { changed = true; f.withCreations(rewired) }
       }
       round += 1
     }

@@ -11,54 +11,40 @@ import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCo
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, SQLExecution}
+import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import sieve.config.SieveConf
 import sieve.exec.RowFilter
 import sieve.keyset._
+import sieve.dynamicfilter.DynamicFilterExec.Prepared
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /**
- * Drops the rows of `child` (a file scan or a cached table, with its own filters) that a join above
- * would drop: each creation side `i` — the exchange (broadcast or shuffle) a join reads its creation side
- * from, with that join's keys `creationKeys(i)` — feeds filter `filterOf(i)`, which keeps a row only if
- * its `keys(i)` (over the child's rows) may match a key of one of the creation sides feeding it. A filter
- * usually has one creation side; several when the scan sits in an exchange computed once for several
- * joins ([[SharedExchangeFilters]]): each of them drops the rows none of them keeps. The exchanges are
- * children here, so Spark computes each once for the join and the
- * filter (exchange reuse, AQE's stage cache) and before this operator runs (AQE: a stage waits for its
- * child stages). [[PlaceDynamicFilters]] puts every join's filter on a scan into this one operator.
+ * Drops the rows of `child` (a file scan or a cached table, with its own filters) that a join above would
+ * drop: each of its [[KeyFilter]]s keeps a row only if the row's keys may match a key of one of the filter's
+ * creation sides — the exchanges (broadcast or shuffle) its joins read their creation side from. The
+ * exchanges are children here, so Spark computes each once for the join and the filter (exchange reuse,
+ * AQE's stage cache) and before this operator runs (AQE: a stage waits for its child stages).
+ * [[PlaceDynamicFilters]] puts every join's filter on a scan into this one operator.
  *
- * At execution, on the driver: each filter's keys are read from its exchange ([[KeyCollector]]) and its
- * test chosen from their real count; a single-column filter's IN-set (small ones) or ranges are added to
- * the data filters of the file scan below, so Parquet / ORC skip row groups, and Parquet footers are read
- * to skip files. A filter on a scan that DPP prunes is first sized again by the files DPP keeps
- * ([[PrunedScanBytes]]) against `minScanBytes` (the planner sized it by the whole table): below, it is
- * dropped before its keys are collected. Then every row is tested in the generated code of its stage ([[RowKeyTest]]). Several
- * filters are tested in the order of their pass rates measured
- * in each task ([[KeyTestOrder]]). A filter dropped before the scan does nothing: one expected to keep
- * nearly every row. With `sameStageRowTest` off, a filter fed only by broadcast joins that probe these
- * rows in this stage (`probedInStage`: only projections, filters, unions and other hash joins' probe sides
- * between) is pushed into the scan but not tested per row: those joins drop the same rows in the same
- * loop, each at the cost of one probe, which a test per row would only add to — unless one of those other
- * joins probes a key row ([[EquiJoin.rowProbe]]: built, hashed and compared byte by byte) first: a test
- * spares it that probe for each row it drops (TPC-DS q24: store_sales' rows probe store_returns' (ticket,
- * item) before store's and item's keys; q49: sales' before the date's).
+ * At execution, on the driver, filter by filter (cheapest keys first): whether it still pays is asked of
+ * [[DynamicFilterBenefit]] — the scan's size once DPP has run, what a broadcast's key range alone says it
+ * keeps, whether its shuffle stage's rows outnumber those expected to reach it — then its keys are read from
+ * its exchanges ([[KeyCollector]]), its test chosen from their real count, and asked again what it keeps
+ * against the scan's footers. A single-column filter's IN-set or ranges go into the file scan's data filters
+ * (Parquet / ORC skip row groups; footers are read to skip files). Every row is then tested in the generated
+ * code of its stage ([[RowKeyTest]]), several filters in the order of their pass rates measured in each task
+ * ([[KeyTestOrder]]). With `sameStageRowTest` off, a filter fed only by broadcast joins that probe these rows
+ * in this stage (`probedInStage`) is pushed into the scan but not tested per row: those joins drop the same
+ * rows in the same loop at the cost of one probe each — unless another join probes a key row
+ * ([[EquiJoin.rowProbe]]) first, which a test per row spares for each row it drops.
  */
-case class DynamicFilterExec(
-    child: SparkPlan,
-    keys: Seq[Seq[Expression]],
-    creationKeys: Seq[Seq[Expression]],
-    picks: Seq[Seq[Int]],
-    broadcast: Seq[Boolean],
-    probedInStage: Seq[Boolean],
-    minScanBytes: Seq[Long],
-    creations: Seq[SparkPlan],
-    filterOf: Seq[Int]) extends SparkPlan with CodegenSupport {
-  require(keys.size == creations.size && creationKeys.size == creations.size && picks.size == creations.size &&
-    broadcast.size == creations.size &&
-    probedInStage.size == creations.size && minScanBytes.size == creations.size && filterOf.size == creations.size &&
-    filterOf.distinct.sorted == (0 until filterOf.distinct.size))
+case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends SparkPlan with CodegenSupport {
+  require(filters.nonEmpty && filters.forall(_.sources.nonEmpty))
+
+  /** The creation sides, filter by filter: this operator's children after `child`. */
+  def creations: Seq[SparkPlan] = filters.flatMap(_.sources.map(_.creation))
 
   override def children: Seq[SparkPlan] = child +: creations
   override def output: Seq[Attribute] = child.output
@@ -67,40 +53,30 @@ case class DynamicFilterExec(
   // Rows only pass through (the creation children are read on the driver, not in the generated loop).
   override def needCopyResult: Boolean = child.asInstanceOf[CodegenSupport].needCopyResult
 
-  def filterCount: Int = if (filterOf.isEmpty) 0 else filterOf.max + 1
+  def filterCount: Int = filters.size
 
-  /** The creation sides feeding filter `f`. */
-  def sourcesOf(f: Int): Seq[Int] = creations.indices.filter(filterOf(_) == f)
-
-  /** This operator with one more filter, of `filterKeys`, fed by `sources`; `probedInStage`: a broadcast whose
-   * join probes each of this operator's rows in its stage (see the class doc); `minScanBytes`: what the
-   * scan must read for the filter to pay (0: its size does not decide), checked again once dynamic
-   * partition pruning has run. */
+  /** This operator with one more filter, of `filterKeys`, fed by `sources` (see [[KeyFilter]]). */
   def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
       minScanBytes: Long): DynamicFilterExec =
-    copy(keys = keys ++ sources.map(_ => filterKeys), creationKeys = creationKeys ++ sources.map(_.keys),
-      picks = picks ++ sources.map(_.picks),
-      broadcast = broadcast ++ sources.map(_.broadcast), probedInStage = this.probedInStage ++ sources.map(_ => probedInStage),
-      minScanBytes = this.minScanBytes ++ sources.map(_ => minScanBytes),
-      creations = creations ++ sources.map(_.creation), filterOf = filterOf ++ sources.map(_ => filterCount))
+    copy(filters = filters :+ KeyFilter(filterKeys, sources, probedInStage, minScanBytes))
 
   /** This operator without filter `f` (the child alone when it was the only one). */
-  def without(f: Int): SparkPlan = {
-    val kept = creations.indices.filterNot(filterOf(_) == f)
-    if (kept.isEmpty) child
-    else copy(keys = kept.map(keys), creationKeys = kept.map(creationKeys), picks = kept.map(picks),
-      broadcast = kept.map(broadcast),
-      probedInStage = kept.map(probedInStage), minScanBytes = kept.map(minScanBytes), creations = kept.map(creations),
-      filterOf = kept.map(i => if (filterOf(i) > f) filterOf(i) - 1 else filterOf(i)))
-  }
+  def without(f: Int): SparkPlan = if (filterCount == 1) child else copy(filters = filters.patch(f, Nil, 1))
 
   /** Whether a filter of `filterKeys` fed by exactly `sources` is here already (a rule that runs twice adds
    * nothing). */
-  def has(filterKeys: Seq[Expression], sources: Seq[SparkPlan]): Boolean = (0 until filterCount).exists { f =>
-    val from = sourcesOf(f)
-    this.filterKeys(f).size == filterKeys.size &&
-      this.filterKeys(f).zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
-      from.size == sources.size && from.zip(sources).forall { case (i, c) => creations(i).sameResult(c) }
+  def has(filterKeys: Seq[Expression], sources: Seq[SparkPlan]): Boolean = filters.exists { f =>
+    f.keys.size == filterKeys.size && f.keys.zip(filterKeys).forall { case (a, b) => a.semanticEquals(b) } &&
+      f.sources.size == sources.size && f.sources.zip(sources).forall { case (s, c) => s.creation.sameResult(c) }
+  }
+
+  // The filters' keys are not constructor arguments of their own (QueryPlan.mapExpressions does not reach into
+  // a KeyFilter): canonical here as Spark makes them, for exchange reuse of the copies a filter is put in.
+  override protected def doCanonicalize(): SparkPlan = {
+    val input = AttributeSeq(children.flatMap(_.output))
+    def normal(keys: Seq[Expression]) = keys.map(QueryPlan.normalizeExpressions(_, input))
+    DynamicFilterExec(child.canonicalized, filters.map(f => f.copy(keys = normal(f.keys),
+      sources = f.sources.map(s => s.copy(creation = s.creation.canonicalized, keys = normal(s.keys))))))
   }
 
   /** The name of filter `i`'s metric `name` (every filter has its own). */
@@ -130,63 +106,36 @@ case class DynamicFilterExec(
     new RowKeyTest(maxPassRatio, m("passThroughTasks", i),
       m("rowsTested", i), m("rowsKept", i))
   }
-  @transient @volatile private var chosen: Map[Int, KeySet] = Map.empty
-  @transient @volatile private var pushed: Map[Int, Seq[Expression]] = Map.empty
-  @transient @volatile private var pruning: Map[Int, KeyPrunedFileIndex.Counts] = Map.empty
-  @transient @volatile private var expected: Map[Int, Double] = Map.empty
-  @transient @volatile private var dropped: Map[Int, String] = Map.empty
-  @transient @volatile private var untested: Map[Int, String] = Map.empty
 
   /** What filter `i` chose, pushed and skipped, once this operator has run. */
-  def filterDescription(i: Int): String = (chosen.get(i), dropped.get(i)) match {
-    case (f, Some(why)) => f.map(_.describe + "; ").getOrElse("") + s"dropped before the scan: $why"
-    case (None, None) => "not executed yet"
-    case (Some(f), None) => f.describe + untested.get(i).map("; not tested per row: " + _).getOrElse("") +
-      expected.get(i).map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
-      pushed.get(i).filter(_.nonEmpty).map(p => s"; pushed to scan: ${p.map(brief).mkString(", ")}").getOrElse("") +
-      pruning.get(i).map(c =>
-        if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)" +
-          (if (c.footersSampled == 0) "" else s", ${c.footersSampled} sampled: " +
-            (if (pushed.get(i).exists(_.nonEmpty)) "row groups to skip" else "no row group to skip, nothing pushed"))
-        else s"; footers of ${c.footersRead} files read: ${c.filesSkipped} files, ${c.rowGroupsSkipped} row groups " +
-          s"(${c.rowsSkipped} rows) skipped").getOrElse("")
-  }
-
-  private def brief(e: Expression): String = e match {
-    case In(v, list) if list.size > 10 => s"$v IN (${list.size} values)"
-    case o: Or if o.collect { case r: Or => r }.size > 3 =>
-      s"${o.references.head} in ${o.collect { case r: Or => r }.size + 1} ranges"
-    case other => other.sql
-  }
+  def filterDescription(i: Int): String =
+    done.map(_.outcomes.getOrElse(i, FilterOutcome()).describe).getOrElse("not executed yet")
 
   def describeFilter(f: Int): String = {
-    val from = sourcesOf(f).map { i =>
-      s"${creationRead(i).mkString("[", ", ", "]")} (${if (broadcast(i)) "broadcast" else "shuffle"})"
+    val from = filters(f).sources.map { s =>
+      s"${s.read.mkString("[", ", ", "]")} (${if (s.broadcast) "broadcast" else "shuffle"})"
     }
     s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }
 
   /** The creation sides feeding filter `f`. */
-  def sources(f: Int): Seq[KeyCollector.Source] =
-    sourcesOf(f).map(c => KeyCollector.Source(creations(c), creationKeys(c), broadcast(c), picks(c)))
-
-  /** The keys creation side `c`'s filter reads over its exchange's rows (some of its join's keys, or all). */
-  def creationRead(c: Int): Seq[Expression] = picks(c).map(creationKeys(c))
+  def sources(f: Int): Seq[KeyCollector.Source] = filters(f).sources
 
   /** Filter `f`'s keys over the child's rows. */
-  def filterKeys(f: Int): Seq[Expression] = keys(sourcesOf(f).head)
+  def filterKeys(f: Int): Seq[Expression] = filters(f).keys
 
   override def simpleString(maxFields: Int): String =
     s"DynamicFilter ${(0 until filterCount).map(describeFilter).mkString(" AND ")}"
 
-  /** Builds the filters (once per execution of this operator) and returns the child to read, with the
-   * filters pushed into its scan. */
-  private lazy val prepared: SparkPlan = {
-    val plan = buildOrder.foldLeft(child)(prepare)
-    built = true
-    plan
+  /** Builds the filters (once per execution of this operator): the child to read, with the filters pushed
+   * into its scan, and what became of each filter. */
+  @transient private lazy val prepared: Prepared = {
+    val p = buildOrder.foldLeft(Prepared(child, Map.empty))(prepare)
+    done = Some(p)
+    p
   }
-  @transient @volatile private var built = false
+  // the prepared result once there (explain asks without preparing)
+  @transient @volatile private var done: Option[Prepared] = None
 
   // Spark prepares a plan before it runs it, and a stage's code is generated after: the filters built
   // here first, a filter not tested per row generates no code (explain's codegen, without a prepare,
@@ -195,55 +144,56 @@ case class DynamicFilterExec(
 
   /** The filters in the order they are built: those whose keys are cheap to read first (broadcasts, then
    * shuffle stages by their row counts, unknown counts last), so that what they are expected to keep tells
-   * whether a costlier one's keys are worth collecting ([[outnumbered]]). */
+   * whether a costlier one's keys are worth collecting ([[DynamicFilterBenefit.outnumbered]]). */
   private def buildOrder: Seq[Int] = (0 until filterCount).sortBy { i =>
-    if (sourcesOf(i).forall(broadcast)) 0L else KeyCollector.creationRows(sources(i)).getOrElse(Long.MaxValue)
+    if (sources(i).forall(_.broadcast)) 0L else KeyCollector.creationRows(sources(i)).getOrElse(Long.MaxValue)
   }
 
-  /** `plan` with filter `i` built and pushed into it (or dropped). */
-  private def prepare(plan: SparkPlan, i: Int): SparkPlan =
-    smallAfterDpp(i).orElse(dropUnbuilt(i)).orElse(outnumbered(i)) match {
-    case Some(reason) => drop(i, reason); plan
-    case None =>
-      val filter = build(i)
-      val groups = footerGroups(i, filter)
-      val keep = groups.flatMap(KeepEstimate(filter, _))
-      tests(i).expectedKeep = keep
-      keep.foreach(k => expected += i -> k)
-      keep.filter(_ > maxPassRatio) match {
-        case Some(k) =>
-          drop(i, f"expected to keep ${k * 100}%.0f%% of its rows (the keys against the key column's values in the scan's footers)")
-          plan
-        case None if repeatsJoins(i) && (filter ne EmptyKeySet) =>
-          val joins = if (sourcesOf(i).size > 1) "the broadcast joins it reads probe" else "the broadcast join it reads probes"
-          untested += i -> s"$joins each of these rows in this stage: a test per row would only repeat that probe"
-          pushDown(plan, i, filter)
-        case None =>
-          tests(i).filter = sparkContext.broadcast(filter)
-          pushDown(plan, i, filter)
-      }
+  /** `so.far` with filter `i` built and pushed into its plan (or dropped). */
+  private def prepare(so: Prepared, i: Int): Prepared = {
+    def dropping(o: FilterOutcome, reason: String): Prepared = {
+      drop(i, reason)
+      so.copy(outcomes = so.outcomes + (i -> o.copy(dropped = Some(reason))))
+    }
+    def declined(d: Decision, o: FilterOutcome = FilterOutcome()) = d match {
+      case DynamicFilterBenefit.Decline(reason, _) => Some(reason -> o)
+      case _ => None
+    }
+    // asked in order, each only if the one before places the filter
+    declined(smallAfterDpp(i))
+      .orElse(unbuiltKeep(i).flatMap { case (keep, d) => declined(d, FilterOutcome(expected = Some(keep))) })
+      .orElse(declined(outnumbered(i, so))) match {
+      case Some((reason, o)) => dropping(o, reason)
+      case None =>
+        val filter = build(i)
+        val keep = footerGroups(i, filter).flatMap(KeepEstimate(filter, _))
+        tests(i).expectedKeep = keep
+        val built = FilterOutcome(chosen = Some(filter), expected = keep)
+        keep.map(k => DynamicFilterBenefit.keeps(k, k => f"expected to keep ${k * 100}%.0f%% of its rows (the keys " +
+            "against the key column's values in the scan's footers)")).getOrElse(DynamicFilterBenefit.Place) match {
+          case DynamicFilterBenefit.Decline(reason, _) => dropping(built, reason)
+          case _ if repeatsJoins(i) && (filter ne EmptyKeySet) =>
+            val joins = if (sources(i).size > 1) "the broadcast joins it reads probe" else "the broadcast join it reads probes"
+            pushDown(so, i, filter, built.copy(untested =
+              Some(s"$joins each of these rows in this stage: a test per row would only repeat that probe")))
+          case _ =>
+            tests(i).filter = sparkContext.broadcast(filter)
+            pushDown(so, i, filter, built)
+        }
+    }
   }
 
-  /** Why filter `i` is dropped before its keys are collected, if it is: its creation sides are shuffle stages
-   * holding more rows (AQE's count) than are expected to reach it — the scan's rows (its footers) times what
-   * the filters built before it are expected to keep. A key row costs its collection about what a row the
-   * filter could drop costs the stages above (a shuffle's, a join's), so such a filter costs more than it can
-   * spare: TPC-DS q29 at sf10 collected 8.6M catalog_sales keys in 4.8 s to test the 570K store_sales rows a
-   * date filter left (keeping 22K); without it 0.78x Spark's bloom filter. Without AQE nothing is known and
-   * every filter is built. */
-  private def outnumbered(i: Int): Option[String] =
-    for {
+  /** Filter `i` dropped before its keys are collected when its creation sides are shuffle stages holding more
+   * rows than are expected to reach it ([[DynamicFilterBenefit.outnumbered]]): the scan's rows (its footers)
+   * times what the filters built before it are expected to keep. Without AQE nothing is known and every filter
+   * is built. */
+  private def outnumbered(i: Int, so: Prepared): Decision =
+    (for {
       creationRows <- KeyCollector.creationRows(sources(i)) // (None with a broadcast source)
       scanRows <- footerRows(i)
-      keeps = expected.collect { case (j, k) if !dropped.contains(j) => k }
-      reach = keeps.foldLeft(scanRows.toDouble)(_ * _)
-      if creationRows > reach
-    } yield {
-      val before = if (keeps.isEmpty) "" else
-        s" times the ${keeps.map(k => f"${k * 100}%.1f%%").mkString(", ")} the filters built before it are expected to keep"
-      f"its creation side's $creationRows rows outnumber the ~${reach}%.0f expected to reach it (the scan's $scanRows " +
-        s"rows in its footers$before): collecting its keys would cost more than the rows it could drop (not collected)"
-    }
+    } yield DynamicFilterBenefit.outnumbered(creationRows, scanRows,
+      so.outcomes.values.collect { case o if o.dropped.isEmpty => o.expected }.flatten.toSeq))
+      .getOrElse(DynamicFilterBenefit.Place)
 
   /** The scan's rows by its footers, read for another filter's key column or else for one of filter `i`'s. */
   private def footerRows(i: Int): Option[Long] = {
@@ -254,52 +204,47 @@ case class DynamicFilterExec(
 
   private def maxPassRatio: Double = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
 
-  /** Why filter `i` is dropped before its keys are collected, if it is: its sources are broadcasts of one
-   * long-valued key whose count and range alone, against the scan's footers, say it keeps more than
-   * `maxPassRatio` of the rows (a dimension joined for its columns, every key of it: collecting the keys
-   * into a set costs the driver more than the pass over them that shows it). */
-  private def dropUnbuilt(i: Int): Option[String] = filterKeys(i) match {
-    case Seq(key: Attribute) if sourcesOf(i).forall(broadcast) =>
+  /** What filter `i` is expected to keep before its keys are collected, and whether that pays
+   * ([[DynamicFilterBenefit.keeps]]), when its sources are broadcasts of one long-valued key whose count and
+   * range alone, against the scan's footers, say so (collecting a dimension's every key into a set costs the
+   * driver more than the pass over them that shows it). */
+  private def unbuiltKeep(i: Int): Option[(Double, Decision)] = filterKeys(i) match {
+    case Seq(key: Attribute) if sources(i).forall(_.broadcast) =>
       val start = System.nanoTime()
       def range = try KeyCollector.broadcastRange(sources(i))
         finally m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
       for {
         groups <- scanRowGroups(key)
         keys <- range if keys.rows > 0
-        keep <- KeepEstimate.of(keys.rows.toDouble, keys.min, keys.max, groups) if keep > maxPassRatio
-      } yield {
-        expected += i -> keep
-        f"expected to keep ${keep * 100}%.0f%% of its rows (its ${keys.rows} keys in [${keys.min}, ${keys.max}] " +
-          "against the key column's values in the scan's footers; not collected)"
-      }
+        keep <- KeepEstimate.of(keys.rows.toDouble, keys.min, keys.max, groups)
+      } yield keep -> DynamicFilterBenefit.keeps(keep, k => f"expected to keep ${k * 100}%.0f%% of its rows (its " +
+        s"${keys.rows} keys in [${keys.min}, ${keys.max}] against the key column's values in the scan's footers; not collected)")
     case _ => None
   }
 
   // what the scan reads once DPP has run (None: no DPP on it), asked once for every filter
   @transient private lazy val keptByDpp = KeyScanPushdown.scanBelow(child).flatMap(PrunedScanBytes(_))
 
-  /** Why filter `i` is dropped before its keys are collected, if the scan reads less than it must for the
-   * filter to pay once dynamic partition pruning has run (the planner sized it by the whole table). */
-  private def smallAfterDpp(i: Int): Option[String] = {
-    val least = sourcesOf(i).map(minScanBytes).min
-    if (least <= 0) None else keptByDpp.flatMap(_.tooSmall(least)).map("the scan " + _)
+  /** Filter `i` dropped before its keys are collected if the scan reads less than it must for the filter to
+   * pay once dynamic partition pruning has run (the planner sized it by the whole table). */
+  private def smallAfterDpp(i: Int): Decision = {
+    val least = filters(i).minScanBytes
+    if (least <= 0) DynamicFilterBenefit.Place
+    else keptByDpp.map(DynamicFilterBenefit.afterDpp(_, least, "the scan")).getOrElse(DynamicFilterBenefit.Place)
   }
 
-  /** Filter `i` dropped before the scan, for `reason`: not pushed, not tested (no code). */
+  /** Filter `i` dropped before the scan: not pushed, not tested (no code). */
   private def drop(i: Int, reason: String): Unit = {
-    dropped += i -> reason
     m("droppedBeforeScan", i) += 1
     postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metricName("droppedBeforeScan", i))
   }
 
   /** Whether filter `i`'s row test would only repeat the probes of the broadcast joins it reads, in this
-   * stage (pushed into the scan, it still skips what the scan's statistics rule out). With several
-   * filters, the one order vanilla Spark probes in costs less than ours: a test per row (an in-set or a
-   * bloom filter) costs more than a broadcast join's probe of a dense long array, and it adds, not
-   * replaces — TPC-DS q52 / q3 / q42 / q55 at sf10 spent 150-230 ms more CPU per query testing each of
-   * store_sales' 27.5M rows (0.86x vanilla); without the tests 0.98x. */
+   * stage (pushed into the scan, it still skips what the scan's statistics rule out): a test per row (an
+   * in-set or a bloom filter) costs more than a broadcast join's probe of a dense long array, and it adds,
+   * not replaces (bench/RESULTS.md: TPC-DS q3 / q42 / q52 / q55). */
   private def repeatsJoins(i: Int): Boolean =
-    sourcesOf(i).forall(probedInStage) && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
+    filters(i).probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
 
   // the key column's row groups in the scan's footers, listed and sampled once per column: a filter asks
   // before its keys are collected and again after
@@ -318,7 +263,7 @@ case class DynamicFilterExec(
     case _ => None
   }
 
-  override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.asInstanceOf[CodegenSupport].inputRDDs()
+  override def inputRDDs(): Seq[RDD[InternalRow]] = prepared.plan.asInstanceOf[CodegenSupport].inputRDDs()
 
   override protected def doProduce(ctx: CodegenContext): String =
     child.asInstanceOf[CodegenSupport].produce(ctx, this)
@@ -367,15 +312,15 @@ case class DynamicFilterExec(
     }
 
   /** The filters whose tests run per row: all but those dropped or left to the joins once built. */
-  private def testedPerRow: Seq[Int] =
-    (0 until filterCount).filterNot(i => built && (dropped.contains(i) || untested.contains(i)))
+  private def testedPerRow: Seq[Int] = (0 until filterCount).filterNot(i =>
+    done.flatMap(_.outcomes.get(i)).exists(o => o.dropped.isDefined || o.untested.isDefined))
 
   /** Whether the rows pass through untouched and uncounted: no filter tested per row. */
   def passesRows: Boolean = testedPerRow.isEmpty
 
   /** Without whole-stage codegen: the same tests over rows. */
   override protected def doExecute(): RDD[InternalRow] = {
-    val rows = prepared.execute()
+    val rows = prepared.plan.execute()
     if (passesRows) rows
     else RowFilter.filterRows(rows, testedPerRow.map(check).reduce[Expression](And), child.output,
       Some(longMetric("numInputRows")), longMetric("numOutputRows"))
@@ -388,7 +333,6 @@ case class DynamicFilterExec(
       SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
     val executionId = Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY))
     val filter = KeyCollector.collectOnce(executionId, sources(i), limits).getOrElse(PassThrough)
-    chosen += i -> filter
     m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
     filter match {
       case f: InSetKeys => m("numKeys", i) += f.size; m("inSetKeys", i) += f.size
@@ -405,12 +349,13 @@ case class DynamicFilterExec(
   private def postDriverMetrics(executionId: String, names: String*): Unit =
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, names.map(metrics))
 
-  /** `plan` with filter `i` pushed into its scan ([[KeyScanPushdown]]); footer counts become metrics. */
-  private def pushDown(plan: SparkPlan, i: Int, filter: KeySet): SparkPlan = filterKeys(i) match {
+  /** `so` with filter `i` pushed into its plan's scan ([[KeyScanPushdown]]) and `o` its outcome; footer counts
+   * become metrics. */
+  private def pushDown(so: Prepared, i: Int, filter: KeySet, o: FilterOutcome): Prepared = filterKeys(i) match {
     case Seq(key: Attribute) =>
       val limits = KeyScanPushdown.Limits.from(conf)
       val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-      val (pushedPlan, done) = KeyScanPushdown(plan, key, filter, limits, conf, c => {
+      val (pushedPlan, pushed) = KeyScanPushdown(so.plan, key, filter, limits, conf, c => {
         m("filesSkipped", i).set(c.filesSkipped)
         m("rowGroupsSkipped", i).set(c.rowGroupsSkipped)
         m("rowsSkipped", i).set(c.rowsSkipped)
@@ -418,19 +363,37 @@ case class DynamicFilterExec(
         postDriverMetrics(executionId, Seq("filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
           .map(metricName(_, i)): _*)
       })
-      pushed += i -> done.predicates
-      done.pruning.foreach(p => pruning += i -> p)
-      pushedPlan
-    case _ => plan
+      Prepared(pushedPlan, so.outcomes + (i -> o.copy(pushed = pushed.predicates, pruning = pushed.pruning)))
+    case _ => so.copy(outcomes = so.outcomes + (i -> o))
   }
 
-  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec =
-    copy(child = newChildren.head, creations = newChildren.tail)
+  /** This operator reading `newCreations` instead of its creation sides (a copy: no tags of its own). */
+  def withCreations(newCreations: Seq[SparkPlan]): DynamicFilterExec =
+    withNewChildrenInternal((child +: newCreations).toIndexedSeq)
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec = {
+    val creations = newChildren.tail.iterator
+    copy(child = newChildren.head,
+      filters = filters.map(f => f.copy(sources = f.sources.map(_.copy(creation = creations.next())))))
+  }
 }
 
+/**
+ * One filter of a [[DynamicFilterExec]]: a row is kept when its `keys` (over the operator's child) may match a
+ * key of one of its `sources` (usually one; several in the copies of an exchange computed once for several
+ * joins, [[SharedExchangeFilters]]). `probedInStage`: its sources are broadcasts whose joins probe each of the
+ * child's rows in its stage (see [[DynamicFilterExec]]); `minScanBytes`: what the scan must read for it to pay
+ * once dynamic partition pruning has run (0: its size does not decide).
+ */
+final case class KeyFilter(keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
+    minScanBytes: Long)
+
 object DynamicFilterExec {
-  /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see `and`). */
+  /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see [[KeyFilter]]). */
   def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
       minScanBytes: Long): DynamicFilterExec =
-    DynamicFilterExec(child, Nil, Nil, Nil, Nil, Nil, Nil, Nil, Nil).and(keys, sources, probedInStage, minScanBytes)
+    DynamicFilterExec(child, Seq(KeyFilter(keys, sources, probedInStage, minScanBytes)))
+
+  /** The child to read, the filters pushed into its scan, and each filter's outcome. */
+  private final case class Prepared(plan: SparkPlan, outcomes: Map[Int, FilterOutcome])
 }

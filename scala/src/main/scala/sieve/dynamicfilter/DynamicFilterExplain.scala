@@ -45,9 +45,9 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
     }.sum
 
   private def unfiltered(plan: SparkPlan): Option[String] = {
-    val joins = collectWithSubqueries(plan) { case p @ EquiJoin(j) if p.getTagValue(PlaceDynamicFilters.NoFilter).isDefined =>
+    val joins = collectWithSubqueries(plan) { case p @ EquiJoin(j) if p.getTagValue(FilterPlans.NoFilter).isDefined =>
       s"  ${p.nodeName} ${j.joinType} on ${j.leftKeys.mkString("[", ", ", "]")} = " +
-        s"${j.rightKeys.mkString("[", ", ", "]")}: ${p.getTagValue(PlaceDynamicFilters.NoFilter).get}"
+        s"${j.rightKeys.mkString("[", ", ", "]")}: ${p.getTagValue(FilterPlans.NoFilter).get}"
     }.distinct
     if (joins.isEmpty) None else Some(("joins without a dynamic filter:" +: joins).mkString("\n"))
   }

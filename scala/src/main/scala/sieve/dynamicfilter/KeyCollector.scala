@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
 
 import sieve.keyset._
+import sieve.membership.{KeyShape, LongBitmap}
 
 /**
  * Reads the creation side's join keys from what the join itself computes — the broadcast relation

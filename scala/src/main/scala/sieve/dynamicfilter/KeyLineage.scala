@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExc
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.Preconditions
+import sieve.plan.Preconditions
 import sieve.config.SieveConf
 
 /**

@@ -2,7 +2,7 @@ package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 
-import sieve.keyset.{KeyShape, LongSet}
+import sieve.membership.{KeyShape, LongSet}
 
 /**
  * The creation side's keys, summarised within limits: their row count, min/max (long keys), and the

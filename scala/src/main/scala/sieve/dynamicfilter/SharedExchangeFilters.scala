@@ -4,9 +4,12 @@ import java.util.IdentityHashMap
 
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, Expression}
 import org.apache.spark.sql.catalyst.plans.QueryPlan
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+
+import sieve.plan.PlanMemo
 
 /**
  * Filters inside an exchange that the plan computes once for several joins (a CTE or a subquery used
@@ -21,7 +24,18 @@ import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
  * copy has a join whose keys reach the same scan column in it, and no creation side holds a copy of the
  * exchange it filters, or of one whose filters read such a side (it would wait for itself).
  */
-object SharedExchangeFilters {
+object SharedExchangeFilters extends Rule[SparkPlan] {
+
+  override def apply(plan: SparkPlan): SparkPlan =
+    if (!PlaceDynamicFilters.active(plan) || !plan.exists(FilterPlans.targetable)) plan
+    else PlanMemo.during {
+      val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf)))
+      if (filled eq plan) plan
+      else CreationRewire(filled).getOrElse {
+        logWarning("spark-sieve: filters of shared exchanges in this plan would wait for each other; none placed")
+        plan
+      }
+    }
 
   /** What a join could put on `target`: a filter of its `keys`, read from `source`; `minScanBytes`: what the
    * scan must read for it to pay, checked again once DPP has run (0: its size does not decide); `below`: the
@@ -29,11 +43,12 @@ object SharedExchangeFilters {
   final case class Proposal(join: SparkPlan, target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
       minScanBytes: Long, below: Boolean = false)
 
-  /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (by `put`: the
-   * target with a filter of its keys fed by all the sources, and the least `minScanBytes` of their
-   * proposals), and the joins that feed one untagged. */
-  def apply(plan: SparkPlan, proposals: => Seq[Proposal])(
-      put: (SparkPlan, Seq[Expression], Seq[KeyCollector.Source], Long) => SparkPlan): SparkPlan = {
+  /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (each target with a
+   * filter of its keys fed by all the sources, and the least `minScanBytes` of their proposals), and the
+   * joins that feed one untagged. */
+  private def fill(plan: SparkPlan, proposals: => Seq[Proposal]): SparkPlan = {
+    def put(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], minScanBytes: Long) =
+      PlaceDynamicFilters.withFilter(target, keys, sources, probedInStage = false, minScanBytes)
     val inPlan = plan.collect { case e: Exchange => e }.groupBy(CreationRewire.unfiltered).filter(_._2.size > 1)
     if (inPlan.isEmpty) return plan
     val everywhere = plan.collectWithSubqueries {
@@ -103,7 +118,7 @@ object SharedExchangeFilters {
     }
     if (replace.isEmpty) plan
     else {
-      feeding.result().foreach(_.unsetTagValue(PlaceDynamicFilters.NoFilter))
+      feeding.result().foreach(_.unsetTagValue(FilterPlans.NoFilter))
       plan.transformUp { case n if replace.containsKey(n) => replace.get(n) }
     }
   }

@@ -7,8 +7,11 @@ import org.apache.spark.sql.catalyst.trees.Origin
  * Every error spark-sieve raises on purpose. Each is a Spark error with its own condition
  * (`SparkThrowable.getCondition`, `SIEVE_*`), and the mistakes it reports are the user's, so each is
  * an AnalysisException: PySpark's own conversion (classic and Connect) hands it over with its message
- * first, and the Python bindings map each class to a `spark_sieve.SieveError` subclass of the same role
- * by class name, so keep names stable.
+ * first. The condition, not the class, identifies an error: Spark re-wraps an AnalysisException raised
+ * during analysis into one of its own classes, keeping condition and message (only a Spark 3.5 Connect
+ * client, sent no condition, goes by the class name). The Python bindings take the pairs from
+ * [[SieveException.conditions]] (generated into the wheel) and raise `spark_sieve.<Role>Error` for
+ * `Sieve<Role>Exception`, so keep names stable.
  */
 trait SieveException extends org.apache.spark.SparkThrowable {
   override def getSqlState: String = "42000"
@@ -18,6 +21,15 @@ object SieveException {
   /** The spark-sieve error in `e`'s causes (one a task raised arrives wrapped in the job's failure). */
   def causeOf(e: Throwable): Option[Throwable] =
     Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(20).collectFirst { case s: SieveException => s }
+
+  /** Each error class's name with its condition (each declared once, below): what Python maps its errors by. */
+  def conditions: Seq[(String, String)] =
+    Seq(new SieveConfigException("", ""), new SieveSourceException("", ""), new SieveColumnException("", ""),
+      new SieveTreeException("", "")).map(e => e.getClass.getName -> e.errorClass.get)
+
+  /** What starts the text of a bad value a task raises with `raise_error` (a value source Spark's own scan
+   * reads, joined, not held as a set): a [[SieveSourceException]]'s error, though none is thrown. */
+  val RaisedPrefix = "spark-sieve: "
 }
 
 /** Spark's AnalysisException with our condition and message, no error-class registry lookup. */

@@ -2,6 +2,8 @@ package sieve.keyset
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 
+import sieve.membership._
+
 /**
  * A split-block bloom filter (as Parquet's and Impala's): each key sets one bit in each of the 8
  * 32-bit words of one 256-bit block, so a test reads one half cache line, with no data-dependent

@@ -1,5 +1,7 @@
 package sieve.keyset
 
+import sieve.membership._
+
 /**
  * Exact membership in a set of long keys, shaped for the common case of a dynamic filter: a row whose
  * key is NOT in the set. A hash-set probe alone costs a cache miss and a mispredicted branch per row

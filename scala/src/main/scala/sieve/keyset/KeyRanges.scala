@@ -1,5 +1,7 @@
 package sieve.keyset
 
+import sieve.membership._
+
 /**
  * At most `limit` disjoint closed intervals, sorted, that cover every key of a set: the keys themselves
  * when there are few, else the runs left after cutting at the `limit - 1` widest gaps between sorted

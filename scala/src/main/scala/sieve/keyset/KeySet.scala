@@ -3,6 +3,8 @@ package sieve.keyset
 import org.apache.spark.sql.catalyst.expressions.{Literal, UnsafeRow}
 import org.apache.spark.sql.types.DataType
 
+import sieve.membership._
+
 /**
  * A set of keys as a per-row test reads it (never with a NULL key: a NULL key is in no set, as a join
  * drops it). The dynamic filter chooses a kind from the creation side's real keys; the exact kinds

@@ -5,6 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, Predicate, UnsafeP
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral, GenerateUnsafeProjection}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block.BlockHelper
 
+import sieve.membership._
+
 /** Where a [[KeySetContains]] finds its set when rows are tested: filled on the driver before any task
  * runs (the dynamic filter's set arrives after the stage's code is generated, so the code holds this,
  * not the set). */

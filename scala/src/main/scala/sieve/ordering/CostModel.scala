@@ -10,7 +10,7 @@ trait CostModel {
   def orderLevel(node: Node[Int], children: Seq[FilterTree[Int]]): Seq[FilterTree[Int]]
 
   /** Every level in this model's order, bottom-up. A child for which `pinned` holds (one that must
-   * not move, nor have anything moved past it: see [[sieve.Preconditions]]) is left as it is, in its
+   * not move, nor have anything moved past it: see [[sieve.plan.Preconditions]]) is left as it is, in its
    * place; only the children between two pinned ones are ordered, among themselves. */
   final def reorder(tree: FilterTree[Int], pinned: FilterTree[Int] => Boolean = _ => false): FilterTree[Int] =
     tree match {

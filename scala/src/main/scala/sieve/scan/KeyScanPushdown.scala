@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.PlanMemo
+import sieve.plan.PlanMemo
 import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
 

@@ -354,6 +354,11 @@ class BulkFilterSuite extends SieveSessionSuite {
     val expected = anyOf(D, allOf(leaf(include = true, "brand", PathSource(brands, Some("parquet")), None),
       leaf(include = false, "color", PathSource(colorsB, None), Some("color"))))
     assert(FilterTreeJson.parse(json) === expected)
+    // what Python's from_json is given back: the same tree, in to_json's one form
+    assert(FilterTreeJson.parse(FilterTreeJson.canonical(json)) === expected)
+    assert(FilterTreeJson.canonical("""{"op": "AND", "children": [{"op": "include", "column": "c", "x": 1,
+      |"source": {"path": "p", "format": "CSV"}}]}""".stripMargin) ===
+      """{"op":"and","children":[{"op":"include","column":"c","source":{"path":"p","format":"CSV"}}]}""")
     assert(intercept[SieveTreeException](FilterTreeJson.parse("""{"op": "xor", "children": []}""")).getMessage ===
       "filter tree at root: unknown op 'xor' (expected and, or, include, exclude)")
   }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{DataType, Decimal, DecimalType, IntegerType, 
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-import sieve.keyset.{ValueKey, ValueSet, ValueSetBuilder}
+import sieve.valueset.{ValueKey, ValueSet, ValueSetBuilder}
 import sieve.ordering._
 
 /** The bulk-filter tree's generated code (inline, and through its program for large trees) answers as

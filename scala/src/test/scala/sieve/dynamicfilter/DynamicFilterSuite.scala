@@ -6,6 +6,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.execution.SparkPlan
 
 import sieve.SieveSessionSuite
+import sieve.dynamicfilter.FilterViews._
 import sieve.scan.KeyPrunedFileIndex
 
 /** Dynamic filters end to end: answers vs vanilla Spark (AQE on/off, broadcast and sort-merge), the
@@ -345,9 +346,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
         withConf("spark.sieve.enabled" -> "false")(spark.sql(starJoin).queryExecution.optimizedPlan)))
       val placed = qe.executedPlan.collect { case f: DynamicFilterExec => f }
       assert(placed.size === 1)
-      val once = PlaceDynamicFilters(qe.executedPlan)
+      val once = placeFilters(spark, qe.executedPlan)
       assert(once.collect { case f: DynamicFilterExec => f.filterCount } === Seq(1))
-      assert(PlaceDynamicFilters(once).collect { case f: DynamicFilterExec => f.filterCount } === Seq(1))
+      assert(placeFilters(spark, once).collect { case f: DynamicFilterExec => f.filterCount } === Seq(1))
     }
   }
 

@@ -3,7 +3,8 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.types.IntegerType
 import org.scalatest.funsuite.AnyFunSuite
 
-import sieve.keyset.{BitmapKeys, InSetKeys, KeyShape, LongBitmap, LongSet}
+import sieve.keyset.{BitmapKeys, InSetKeys}
+import sieve.membership.{KeyShape, LongBitmap, LongSet}
 import sieve.scan.KeyPrunedFileIndex.RowGroup
 
 class KeepEstimateSuite extends AnyFunSuite {

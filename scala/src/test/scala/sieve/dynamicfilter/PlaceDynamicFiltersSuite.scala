@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.joins.SortMergeJoinExec
 import org.apache.spark.sql.types.LongType
 
 import sieve.SieveSessionSuite
+import sieve.dynamicfilter.FilterViews._
 
 /** Where dynamic filters go: on which scans, through which operators, and where not — answers equal to
  * vanilla Spark's in every case, with AQE on and off, broadcast and sort-merge joins. */
@@ -646,14 +647,14 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     eager(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "false",
         "spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "false",
         "spark.sieve.dynamicFilter.minSizeRatio" -> "1000"): _*) {
-      val first = PlaceDynamicFilters(EnsureRequirements().apply(spark.sql(q).queryExecution.sparkPlan))
+      val first = placeFilters(spark, EnsureRequirements().apply(spark.sql(q).queryExecution.sparkPlan))
       assert(onTables(first) === Seq("fact_by_p" -> Seq("k2")), first)
       val Seq(factSide, d2Side) = first.collect { case s: SortMergeJoinExec => s.children.map(_.children.head) }.head
-      assert(PlaceDynamicFilters.waitsFor(factSide, d2Side) && !PlaceDynamicFilters.waitsFor(d2Side, factSide), first)
+      assert(FilterPlans.waitsFor(factSide, d2Side) && !FilterPlans.waitsFor(d2Side, factSide), first)
       // (footers not read: d1 as it is holds every key of fact_by_p, which its footers would show)
       withConf("spark.sql.optimizer.dynamicPartitionPruning.enabled" -> "true",
           "spark.sieve.dynamicFilter.minSizeRatio" -> "1", "spark.sieve.dynamicFilter.maxFooterFiles" -> "0") {
-        val second = PlaceDynamicFilters(first)
+        val second = placeFilters(spark, first)
         assert(onTables(second) === Seq("fact_by_p" -> Seq("k", "k2")), second)
       }
     }

@@ -2,6 +2,8 @@ package sieve.keyset
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import sieve.membership._
+
 class KeyRangesSuite extends AnyFunSuite {
   private def cover(keys: Seq[Long], limit: Int) = KeyRanges.cover(keys.toArray, limit).bounds.toSeq
 

@@ -7,6 +7,8 @@ import org.apache.spark.sql.types.{DataType, DateType, IntegerType, LongType, Sh
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import sieve.membership._
+
 /** The shared membership predicate: generated code and interpreted eval give the same answer, a long
  * key is probed as a long, any other key as its row, a NULL key is in no set. */
 class KeySetContainsSuite extends AnyFunSuite {

@@ -9,6 +9,9 @@ import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import sieve.membership._
+import sieve.valueset._
+
 /** The per-row key tests, against a plain Scala set: never a false negative; exact ones never a false
  * positive; bloom filters near their target false-positive rate. */
 class KeySetsSuite extends AnyFunSuite {

@@ -1,10 +1,13 @@
-package sieve.keyset
+package sieve.valueset
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * How a value of a bulk-filter key type is held in a [[ValueSet]], by exact equality: an integral

@@ -1,4 +1,4 @@
-package sieve.keyset
+package sieve.membership
 
 /**
  * A one-hash bit array in front of an exact key set: 16 bits per key (4 Kbit .. 1 Mbit, so it stays

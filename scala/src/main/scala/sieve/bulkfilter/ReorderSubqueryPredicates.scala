@@ -1,12 +1,13 @@
-package sieve.ordering
+package sieve.bulkfilter
 
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, Or, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 
-import sieve.Preconditions
 import sieve.config.SieveConf
+import sieve.ordering._
+import sieve.plan.Preconditions
 
 /**
  * Orders the AND/OR levels of ordinary filters built from `IN (subquery)` / `EXISTS` / `NOT EXISTS`

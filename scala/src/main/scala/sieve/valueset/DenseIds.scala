@@ -1,4 +1,7 @@
-package sieve.keyset
+package sieve.valueset
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * An id (0 = none) for each offset of [0, length), held as narrow as the largest id needs: bytes, then

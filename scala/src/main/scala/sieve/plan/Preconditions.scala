@@ -1,4 +1,4 @@
-package sieve
+package sieve.plan
 
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Count, First, Last, Max, Min}

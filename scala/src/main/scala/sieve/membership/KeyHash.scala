@@ -1,4 +1,4 @@
-package sieve.keyset
+package sieve.membership
 
 import org.apache.spark.sql.catalyst.expressions.{UnsafeRow, XXH64}
 

@@ -1,4 +1,4 @@
-package sieve.keyset
+package sieve.valueset
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
@@ -6,6 +6,9 @@ import org.apache.spark.sql.types.{DataType, StringType}
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
 import org.apache.spark.unsafe.types.UTF8String
+
+import sieve.keyset.{BitmapKeys, EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * The exact values of one bulk-filter key column, each with the mask of the leaves whose sources hold

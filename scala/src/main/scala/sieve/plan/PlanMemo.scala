@@ -1,4 +1,4 @@
-package sieve
+package sieve.plan
 
 import java.lang.ref.WeakReference
 import java.util.IdentityHashMap
@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.trees.{TreeNode, TreeNodeTag}
 /**
  * Values the placement of dynamic filters derives from plan nodes, each computed once per run of it: a
  * node is immutable, and the placement asks the same questions of the same nodes again and again (each
- * join, each walk, each check) — a quarter of TPC-DS q68's planning time went to that (JFR, session 29:
+ * join, each walk, each check) — a quarter of TPC-DS q68's planning time went to that (JFR:
  * `CreationRewire.unfiltered`'s walk of an exchange's subtree, a scan's listed bytes). Remembered by node
  * identity, only while a run lasts (outside one, each call computes), on the thread that runs it.
  */

@@ -1,8 +1,11 @@
-package sieve.keyset
+package sieve.valueset
 
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.unsafe.Platform
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * Builds a [[ValueSet]] in two steps. Where the values are read (one builder per task), they are only

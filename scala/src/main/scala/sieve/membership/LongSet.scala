@@ -1,4 +1,4 @@
-package sieve.keyset
+package sieve.membership
 
 /** An open-addressing set of longs (no boxing): the exact IN-set of a single integral join key. */
 final class LongSet(initialCapacity: Int = 64) extends Serializable {

@@ -1,4 +1,7 @@
-package sieve.keyset
+package sieve.valueset
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * The distinct leaf masks of one value set, each `words` longs, interned: a value's entry holds the id of

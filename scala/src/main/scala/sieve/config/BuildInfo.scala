@@ -1,4 +1,4 @@
-package sieve
+package sieve.config
 
 import java.util.Properties
 

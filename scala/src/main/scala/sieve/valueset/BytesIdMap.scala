@@ -1,7 +1,10 @@
-package sieve.keyset
+package sieve.valueset
 
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /**
  * An open-addressing map from byte strings (a string's UTF-8 bytes, a binary value, a key's UnsafeRow)

@@ -1,4 +1,4 @@
-package sieve
+package sieve.plan
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow

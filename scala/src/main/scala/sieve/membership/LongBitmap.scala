@@ -1,4 +1,4 @@
-package sieve.keyset
+package sieve.membership
 
 /** One bit per value of [lo, hi]: an exact set of dense long keys tested with one load and no hash.
  * Bitmaps over the same range merge. */

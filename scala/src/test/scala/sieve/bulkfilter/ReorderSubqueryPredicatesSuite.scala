@@ -1,8 +1,9 @@
-package sieve.ordering
+package sieve.bulkfilter
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import sieve.SieveSessionSuite
+import sieve.ordering._
 
 /** Ordinary EXISTS / IN (subquery) filters, ordered with the seed model: answers vs vanilla, join order. */
 class ReorderSubqueryPredicatesSuite extends SieveSessionSuite {

@@ -1,4 +1,7 @@
-package sieve.keyset
+package sieve.valueset
+
+import sieve.keyset.{EmptyKeySet, InSetKeys, KeySet}
+import sieve.membership._
 
 /** An open-addressing map from long to a non-negative int (no boxing); `get` answers -1 when absent.
  * Sized for `expected` entries at a load of at most one half. */

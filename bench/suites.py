@@ -1,0 +1,208 @@
+"""The TPC-DS and TPC-H sections of bench/dynamic_filter.py: a suite's data and queries (tests/tpcds.py,
+tests/tpch.py), each query timed under the variants, the totals and what the sieve plans changed."""
+
+import importlib  # tests/tpcds.py, tests/tpch.py: dynamic_filter.py puts tests/ on sys.path
+import os
+import statistics
+import time
+
+from common import DATA, fmt, ratio
+from plan_reading import filter_count, same_plan, why_none
+from runs import MODES, cell, collect, full_settings, median_of, timings, variant_settings, wrong_answers
+
+import spark_sieve as sieve
+
+
+def _dfs_cell(counts):
+    ran, planned = counts
+    return "" if not planned and not ran else str(ran) if ran >= planned else f"{ran} ({planned} planned)"
+
+
+def _suite(name, sf, spark, partitioned=False):
+    """(title, {number: sql}, skipped) of a query suite (tests/tpcds.py or tests/tpch.py), its data
+    generated once under .cache/bench/ and registered as temp views; None with the reason if it cannot run."""
+    try:
+        suite = importlib.import_module(name)  # tests/tpcds.py or tests/tpch.py
+    except ImportError as e:
+        return None, str(e)
+    start = time.perf_counter()
+    if name == "tpch":
+        tpch = suite
+        out_dir = tpch.generate(os.path.join(DATA, f"tpch_sf{sf:g}"), sf, parts=max(2, int(sf * 4)))
+        tpch.register(spark, out_dir)
+        texts, skipped, title = tpch.queries(strip_limit=False), {}, "TPC-H"
+    else:
+        tpcds = suite
+        out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
+        part_dir = (tpcds.generate_partitioned(spark, out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_partitioned"), sf)
+                    if partitioned else None)
+        tpcds.register(spark, out_dir, part_dir)
+        texts, skipped = tpcds.queries(strip_limit=False), tpcds.SKIPPED
+        title = "TPC-DS" + (" (fact tables partitioned by their date key)" if partitioned else "")
+    print(f"data: {out_dir} (generated or found in {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
+    return (title, texts, skipped), None
+
+
+def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
+    """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
+    first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
+    plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
+    --short-runs times when that query is short, and --recheck more rounds when it looks >10% slower (a
+    sitting's few runs swing by more). Lists the queries more than 10% slower than vanilla."""
+    print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
+          f"changes: median of {args.runs} interleaved runs, {args.short_runs} under {args.short_under:g}s, "
+          f"the others 1, after a warm-up round; limit "
+          f"{args.limit:.0f}s per run)\n")
+    suite, error = _suite(name, sf, spark, partitioned)
+    if suite is None:
+        print(f"not run: the suite's module cannot be imported ({error})")
+        return
+    title, texts, skipped = suite
+    print(f"### {title}\n")
+    all_variants = variant_settings(args)
+    all_parts = list(MODES.values()) + list(all_variants.values())
+    settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
+    # sieve-nodf/sieve: what the filters themselves gain; sieve/sieve-alt: what --alt-conf gains
+    rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve"), ("vanilla", "sieve-eager"),
+                               ("sieve-nodf", "sieve"), ("sieve", "sieve-alt"))
+           if a in variants and b in variants]
+    sieves = [v for v in variants if v.startswith("sieve")]
+
+    # the JVM's CPU time (driver and local executors) beside wall time: work done, apart from time spent waiting
+    cpu_pair = ("vanilla", "sieve") if "vanilla" in variants and "sieve" in variants else None
+    print("| query | runs | " + " | ".join(variants) + "".join(f" | {a}/{b}" for a, b in rat)
+          + (" | CPU vanilla/sieve" if cpu_pair else "") + "".join(f" | DFs ({v})" for v in sieves) + " |")
+    print("|---|---|" + "---|" * (len(variants) + len(rat) + bool(cpu_pair) + len(sieves)), flush=True)
+    cpu_totals = {v: 0.0 for v in variants}
+    totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
+    planned_only = {}  # a filter in the initial plan only (see plan_reading.filter_count)
+    changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
+    # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (another plan without one), "none"
+    slower = {"filter": [], "plan": [], "none": []}
+    same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
+    other_plan = []  # the queries whose sieve plan is not vanilla's and holds neither a filter nor a wait
+    why = {}  # kind of reason -> joins of the sieve plans that got no filter (why_none)
+    rechecked = []  # the queries --recheck ran again, their ratio before and after
+    run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
+    for number, sql in sorted(texts.items()):
+        name_q = f"q{number}" if isinstance(number, int) else str(number)
+        if only and str(number) not in only.split(","):
+            continue
+        if number in skipped or name_q in skipped:
+            skipped_names.append(name_q)
+            continue
+        run_count += 1
+        plans, answers, frames = {}, {}, {}
+        actions = {v: collect(spark, sql, settings[v], plans, v, answers, frames if v == "sieve" else None)
+                    for v in variants}
+        cpus = {}
+        all_times, errors = timings(spark, actions, 1, args.limit, cpu=cpus)
+        for v in wrong_answers(answers):
+            errors[v], all_times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
+        dfs = {v: filter_count(plans.get(v, "")) for v in sieves}
+        # a scan held back for DPP's keys (AwaitBroadcasts in the initial plan) changes how it runs too
+        def changes(v):
+            return any(dfs[v]) or "AwaitBroadcasts" in plans.get(v, "")
+        changed = any(changes(v) for v in sieves)  # any sieve variant's plan: more runs for all
+        def more_runs(n):
+            more, errs = timings(spark, actions, n, args.limit, warmup=0, cpu=cpus)
+            merged = {v: None if all_times[v] is None or more[v] is None else all_times[v] + more[v]
+                      for v in variants}
+            for v in wrong_answers(answers):
+                errs[v], merged[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
+            return merged, errs
+
+        def short(t):  # by the medians `t`: short queries vary most between runs and cost least
+            return all(x is not None and x < args.short_under for x in t.values())
+
+        def sieve_slower(t):  # a query cut at the limit (None) is not compared
+            return "vanilla" in variants and "sieve" in variants and t["vanilla"] and t["sieve"] \
+                and t["vanilla"] / t["sieve"] < 0.9
+
+        runs = 1
+        if changed and args.runs > 1 and not errors:
+            # the first run counts as one of them
+            runs = max(args.runs, args.short_runs) if short(median_of(all_times)) else args.runs
+            all_times, errors = more_runs(runs - 1)
+        times = median_of(all_times)
+        first_look = ""
+        if args.recheck and not errors and sieve_slower(times):
+            # a query that looks >10% slower gets more rounds before it is called slower: a sitting's 3 runs
+            # of a 40 s query swing by more than that (the first figure is kept in the list)
+            # (a short query three times as many — TPC-DS q12 partitioned, one plan for both, 0.85x in 3 runs,
+            # its 9 runs of vanilla 0.87-1.98 s)
+            rounds = args.recheck * (3 if short(times) else 1)
+            first_look = f"{ratio(times['vanilla'], times['sieve'])} in {runs} run(s), then "
+            all_times, errors = more_runs(rounds)
+            runs += rounds
+            times = median_of(all_times)
+        cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
+        if first_look and not errors:
+            rechecked.append(f"{name_q} {first_look}{ratio(times['vanilla'], times['sieve'])} in {runs}")
+        for kind in why_none(sieve.explain(frames["sieve"], print_it=False) if "sieve" in frames else ""):
+            why[kind] = why.get(kind, 0) + 1
+        same = "vanilla" in plans and same_plan(plans.get("vanilla"), plans.get("sieve"))
+        if same:
+            same_as_vanilla.append(name_q)
+        elif "vanilla" in plans and "sieve" in plans and not changes("sieve"):
+            other_plan.append(name_q)
+        if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)
+            what = "filter" if dfs["sieve"][0] else "none" if same else "plan"
+            slower[what].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
+        for v in sieves:
+            if dfs[v][0]:
+                with_df.setdefault(v, []).append(name_q)
+            elif dfs[v][1]:
+                planned_only.setdefault(v, []).append(name_q)
+        failed += [f"{name_q} under {v}: {e}" for v, e in errors.items()]
+        if not errors and all(times[v] is not None for v in variants):
+            measured += 1
+            for v in variants:
+                totals[v] += times[v]
+                cpu_totals[v] += cpu_med[v] or 0.0
+                if changed:
+                    changed_totals[v] += times[v]
+            changed_measured += 1 if changed else 0
+        else:
+            cut += 0 if errors else 1
+        print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
+              + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
+              + (f" | {ratio(cpu_med[cpu_pair[0]], cpu_med[cpu_pair[1]])}" if cpu_pair else "")
+              + "".join(f" | {_dfs_cell(dfs[v])}" for v in sieves) + " |", flush=True)
+        if errors and args.fail_fast:
+            print(f"\n--fail-fast: stopped after {name_q}")
+            break
+    for label, t, count in (("total", totals, measured), ("queries whose plan sieve changes (a filter or a wait for DPP)", changed_totals, changed_measured)):
+        print(f"| **{label}** ({count} measured) | | "
+              + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
+              + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat)
+              + (f" | {ratio(cpu_totals[cpu_pair[0]] or None, cpu_totals[cpu_pair[1]] or None)}"
+                 if cpu_pair and label == "total" else (" |" if cpu_pair else ""))
+              + " |" * len(sieves) + " |")
+    if cut:
+        print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
+    if failed:
+        print("\nfailed (left out of the totals):\n" + "\n".join(f"- {f}" for f in failed))
+    for v in sieves:
+        names = with_df.get(v, [])
+        print(f"\nqueries whose {v} plan holds a dynamic filter: {len(names)} of {run_count}"
+              + (f" ({', '.join(names)})" if names else ""))
+        if planned_only.get(v):
+            print(f"\nqueries whose {v} initial plan held a filter that the final plan does not: "
+                  f"{len(planned_only[v])} ({', '.join(planned_only[v])})")
+    if why:
+        print("\nequi-joins of the sieve plans without a filter, by spark_sieve.explain's reason:\n"
+              + "\n".join(f"- {n}: {kind}" for kind, n in sorted(why.items(), key=lambda kv: -kv[1])))
+    if rechecked:
+        print(f"\n{args.recheck} more rounds for the queries that looked >10% slower (vanilla/sieve): "
+              f"{'; '.join(rechecked)}")
+    if "vanilla" in variants and "sieve" in variants:
+        print(f"\nqueries whose sieve plan is vanilla's, ids aside: {len(same_as_vanilla)} of {run_count}; "
+              f"another plan with neither a filter nor a wait: {', '.join(other_plan) or 'none'}")
+        print(f"\nmore than 10% slower than vanilla: with a filter: {', '.join(slower['filter']) or 'none'}; "
+              f"another plan without a filter (a wait for DPP's keys, a filter planned then dropped): "
+              f"{', '.join(slower['plan']) or 'none'}; vanilla's own plan (ids aside: run-to-run noise or "
+              f"planning time): {', '.join(slower['none']) or 'none'}")
+    if skipped_names:
+        print(f"\nskipped: {', '.join(skipped_names)}")
+    return len(failed)

@@ -1,0 +1,233 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.internal.SQLConf
+
+import sieve.config.SieveConf
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
+import sieve.dynamicfilter.FilterPlans._
+
+/** Whether a dynamic filter pays: [[DynamicFilterBenefit.Place]], or a decline with its reason. */
+sealed trait Decision {
+  /** This decision, or `next` when this one places the filter (the checks asked in order). */
+  def orElse(next: => Decision): Decision = this match {
+    case DynamicFilterBenefit.Place => next
+    case declined => declined
+  }
+}
+
+/**
+ * Whether a dynamic filter pays, asked where it is placed ([[PlaceDynamicFilters]], [[SharedExchangeFilters]],
+ * [[TrimWholeTableFilters]]) and again as its scan starts ([[DynamicFilterExec]]), from what is known then:
+ *  1. the bytes its scan reads (after column pruning; once DPP has run, of the files DPP keeps) against
+ *     `minApplicationBytes` — a third of it where each row the filter drops would also go into a shuffle;
+ *  2. not a key that is a partition column of the scan while DPP is on (DPP's job);
+ *  3. a creation side that is filtered, or `minSizeRatio` times smaller than the scan, and, once its AQE
+ *     stage has run, no larger than it;
+ *  4. not pushed only, into a scan whose sampled footers show the key spread over every row group;
+ *  5. decided once DPP's keys are known on a scan DPP prunes (its stage may wait for them);
+ *  6. not a whole table whose keys would keep more than `maxPassRatio` of the scan's rows (footers);
+ *  7. at run time: not a shuffle stage holding more key rows than are expected to reach the filter, and
+ *     not keys expected to keep more than `maxPassRatio` of the scan's rows once counted.
+ * The TPC-DS queries that taught each check are in bench/RESULTS.md.
+ */
+object DynamicFilterBenefit {
+  case object Place extends Decision
+  /** Not placed, for `reason`; `awaitDpp`: a scan whose stage should wait for its DPP's broadcast first, so
+   * that the filter is decided again once DPP's keys are known ([[AwaitPartitionPruning]]). */
+  final case class Decline(reason: String, awaitDpp: Option[FileSourceScanExec] = None) extends Decision
+
+  private def conf: SQLConf = SQLConf.get
+
+  private def maxPassRatio: Double = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
+
+  /** What a scan row that reaches a shuffle as it is costs, in units of its scan: read, then written,
+   * read back and sorted. */
+  private val ShuffledRowCost = 3
+
+  /** Whether a filter on `target` from `source` pays as it is placed: [[pays]], then whether it would skip
+   * nothing ([[skipsNothing]]), last whether it waits for DPP's keys ([[beforeDpp]]: only of a filter every
+   * other check lets through, as it may make the scan's stage wait). */
+  def atPlacement(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
+      facts: PlanFacts, probedInStage: Boolean): Decision =
+    pays(target, keys, source, route, facts).orElse(skipsNothing(target, keys, probedInStage))
+      .orElse(beforeDpp(target, keys, source, route, facts))
+
+  /** Checks 1-3 (and 1 again once DPP has run: [[smallAfterDpp]]). */
+  def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
+      facts: PlanFacts): Decision = {
+    val creation = source.creation
+    val scan = scanOf(target)
+    val bytes = scanBytes(scan)
+    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
+    val partitionColumns = scan match {
+      case s: FileSourceScanExec => s.relation.partitionSchema.fieldNames.toSeq
+      case _ => Nil
+    }
+    val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
+    val name = nameOf(scan)
+    val least = minScanBytes(target, source, route)
+    if (bytes < least) {
+      // (before a shuffle, least is minBytes only for a scan filtered on its own: see minScanBytes)
+      val counted = if (least < minBytes) s" (x$ShuffledRowCost: its rows go into a shuffle)"
+        else if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
+          " (once: its own filter decides how many rows go into the shuffle)"
+        else ""
+      Decline(s"$name reads $bytes bytes$counted < minApplicationBytes ($minBytes)")
+    }
+    else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
+      Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
+    else smallAfterDpp(target, source, route, facts).orElse {
+      val creationBytes = sizeOf(creation)
+      // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
+      // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
+      if (materialized(creation) && creationBytes > bytes)
+        Decline(s"the creation side ($creationBytes bytes, measured) is larger than $name ($bytes bytes)")
+      else if (!hasSelectiveFilter(creation, target) &&
+          BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
+        Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
+      else Place
+    }
+  }
+
+  /** The bytes a scan must read for a filter over `route` from `source` to pay: 0 when its size does not
+   * decide (below a broadcast whose keys another filter reads: `route.feeding`, it makes those keys fewer; a
+   * broadcast's keys before a shuffle, whose rows dropped save far more than the scan), a third of
+   * `minApplicationBytes` when each row it drops would also go into a shuffle — each row it reads, unless a
+   * filter of the scan's own keeps an unknown share of them. `afterDpp`: the check once DPP has run, by the
+   * bytes of the files it keeps — there a broadcast's filter before a shuffle is sized too. */
+  def minScanBytes(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
+      afterDpp: Boolean = false): Long = {
+    val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
+    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
+    if (route.feeding || (beforeShuffle && source.broadcast && !afterDpp)) 0L
+    else if (beforeShuffle && !filteredOnItsOwn(target)) (minBytes + ShuffledRowCost - 1) / ShuffledRowCost
+    else minBytes
+  }
+
+  /** Check 1 once DPP has run: the scan reads at least `least` bytes of the files DPP keeps (`name`: the
+   * scan, as the reason names it; `how`: where DPP's keys came from) — asked at placement once AQE has
+   * computed DPP's broadcast, and by [[DynamicFilterExec]] as its scan starts. */
+  def afterDpp(kept: PrunedScanBytes.Kept, least: Long, name: String, how: String = ""): Decision =
+    kept.tooSmall(least, how).map(why => Decline(s"$name $why")).getOrElse(Place)
+
+  /** Check 1 at placement, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it
+   * reads them from) — asked before the filter makes the scan's stage wait for its creation side — and
+   * whether the filter can be added to AQE's plan then ([[addsShuffle]]). */
+  private def smallAfterDpp(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
+      facts: PlanFacts): Decision = scanOf(target) match {
+    case s: FileSourceScanExec =>
+      val least = minScanBytes(target, source, route, afterDpp = true)
+      if (least <= 0) Place
+      else facts.keptByDpp(s).map(kept => afterDpp(kept, least, nameOf(s), ", by the keys of its completed broadcast")
+        .orElse(addsShuffle(source))).getOrElse(Place)
+    case _ => Place
+  }
+
+  /** Check 5, on a scan DPP prunes whose keys AQE has not computed (the broadcast DPP reads them from has not
+   * run): decided at AQE's plan once it has ([[smallAfterDpp]]). The scan's stage then waits for that
+   * broadcast, unless `awaitPartitionPruning` is off. A whole table's keys that would keep nearly every row
+   * ([[keepsNearlyAll]]) decline it now instead: no wait for a filter dropped however much DPP keeps. */
+  private def beforeDpp(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route, facts: PlanFacts): Decision = scanOf(target) match {
+    case s: FileSourceScanExec if minScanBytes(target, source, route, afterDpp = true) > 0 && facts.keptByDpp(s).isEmpty =>
+      facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).orElse {
+        if (!p.inItsStage && !SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) Decline(s"${nameOf(s)}: its " +
+          "dynamic partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)")
+        else Decline(s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
+          "(its stage waits for it)", if (p.inItsStage) None else Some(s))
+      }).getOrElse(Place)
+    case _ => Place
+  }
+
+  /** Why not, at AQE's plan once DPP's keys are known (a filter placed only now), when the filter's creation
+   * side holds a shuffle that is not a stage yet: the filter would add a second copy of it to the plan, and AQE
+   * adopts a new plan only if it holds no more shuffles than the one it runs (`SimpleCostEvaluator`). */
+  private def addsShuffle(source: KeyCollector.Source): Decision =
+    if (!source.creation.exists(_.isInstanceOf[ShuffleExchangeLike])) Place
+    else Decline("its creation side holds a shuffle that is not an AQE stage yet once dynamic partition pruning's " +
+      "keys are known (AQE would keep its plan, which has fewer shuffles)")
+
+  /** Check 4: a filter that would only be pushed into the scan (its broadcast join probes each row in the
+   * scan's stage and `sameStageRowTest` is off) on a key whose values the scan's sampled footers show spread
+   * over every row group: pushed, its keys would skip nothing. */
+  private def skipsNothing(target: SparkPlan, keys: Seq[Expression], probedInStage: Boolean): Decision = {
+    val scan = scanOf(target)
+    keys match {
+      case Seq(key: Attribute) if probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) &&
+          KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
+        Decline(s"${nameOf(scan)}: ${key.name}'s values are spread over every row group (sampled footers), so " +
+          "its keys would skip none, and the broadcast join probes each row in this stage")
+      case _ => Place
+    }
+  }
+
+  /** Check 6, of a filter on `target` from an unfiltered `source` ([[wholeTableKeepsNearlyAll]]). */
+  def keepsNearlyAll(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source): Decision =
+    if (hasSelectiveFilter(source.creation, target)) Place else wholeTableKeepsNearlyAll(scanOf(target), keys, source)
+
+  /** Check 6: the creation side (unfiltered) is a whole table read as it is, and its footers say its keys
+   * would keep more than `maxPassRatio` of the scan's rows: as many keys as it has rows, over its key column's
+   * range, against the scan's sampled footers ([[KeepEstimate]]). A dimension joined on its primary key for
+   * its columns holds every key its fact does; a small table that holds a few of them keeps its filter. */
+  private def wholeTableKeepsNearlyAll(scan: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source)
+      : Decision = (keys, source.read) match {
+    case (Seq(appKey: Attribute), Seq(creationKey: Attribute)) =>
+      val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
+      (for {
+        (computed, key) <- exchanged(source.creation, creationKey)
+        table <- KeyScanPushdown.plannedRowGroups(computed, key, maxFiles, conf, whole = true)
+        held = table.filter(_.hasValues) if held.nonEmpty
+        groups <- KeyScanPushdown.plannedRowGroups(scan, appKey,
+          math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
+        (rows, lo, hi) = (held.map(_.rows).sum, held.map(_.min).min, held.map(_.max).max)
+        keep <- KeepEstimate.of(rows.toDouble, lo, hi, groups)
+      } yield keeps(keep, k => f"the creation side is a whole table whose $rows keys in [$lo, $hi] would keep " +
+          f"${k * 100}%.0f%% of ${nameOf(scan)}'s rows (footers: the table's, the scan's sampled), more than maxPassRatio"))
+        .getOrElse(Place)
+    case _ => Place
+  }
+
+  /** Checks 6 and 7: keys expected to keep the share `keep` of the scan's rows pay only up to `maxPassRatio`
+   * (`why`: the reason, given the share). */
+  def keeps(keep: Double, why: Double => String): Decision = if (keep > maxPassRatio) Decline(why(keep)) else Place
+
+  /** Check 7, at run time before a filter's keys are collected: its creation sides are shuffle stages holding
+   * `creationRows` (AQE's count), more than are expected to reach it — the scan's `scanRows` (its footers)
+   * times the shares `keptBefore` the filters built before it are expected to keep. A key row costs its
+   * collection about what a row the filter could drop costs the stages above (a shuffle's, a join's). */
+  def outnumbered(creationRows: Long, scanRows: Long, keptBefore: Seq[Double]): Decision = {
+    val reach = keptBefore.foldLeft(scanRows.toDouble)(_ * _)
+    if (creationRows <= reach) Place
+    else {
+      val before = if (keptBefore.isEmpty) "" else
+        s" times the ${keptBefore.map(k => f"${k * 100}%.1f%%").mkString(", ")} the filters built before it are expected to keep"
+      Decline(f"its creation side's $creationRows rows outnumber the ~${reach}%.0f expected to reach it (the scan's " +
+        s"$scanRows rows in its footers$before): collecting its keys would cost more than the rows it could drop (not collected)")
+    }
+  }
+
+  /** A filter in `plan` that can drop rows (not only NULL checks, which every join key gets), also inside
+   * stages, a scan's partition filters (static, or DPP's) unless `target`'s scan is pruned by partition too
+   * (its size here is its table's), and on the creation sides of its dynamic filters (one fed by a selective
+   * side is selective) — but not those that filter `target` already: their keys' selectivity is there. */
+  private def hasSelectiveFilter(plan: SparkPlan, target: SparkPlan): Boolean = {
+    val there = target match {
+      case f: DynamicFilterExec => f.creations.map(CreationRewire.unfiltered).toSet
+      case _ => Set.empty[SparkPlan]
+    }
+    def selective(p: SparkPlan): Boolean = p match {
+      case FilterExec(condition, child) => dropsMoreThanNulls(condition) || selective(child)
+      case f: DynamicFilterExec =>
+        selective(f.child) || f.creations.exists(c => !there.contains(CreationRewire.unfiltered(c)) && selective(c))
+      case s: QueryStageExec => selective(s.plan)
+      case r: ReusedExchangeExec => selective(r.child)
+      case s: FileSourceScanExec => !prunedByPartition(scanOf(target)) && prunedByPartition(s)
+      case other => other.children.exists(selective)
+    }
+    selective(plan)
+  }
+}

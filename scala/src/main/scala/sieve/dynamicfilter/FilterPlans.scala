@@ -1,0 +1,161 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, Literal,
+  PredicateHelper}
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
+  SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+
+import sieve.plan.PlanMemo
+import sieve.scan.PrunedScanBytes
+
+/** What the dynamic-filter rules ask of a physical plan: its scans, their sizes, its shared exchanges. */
+object FilterPlans extends PredicateHelper {
+
+  /** Why a join got no dynamic filter (shown by `spark_sieve.explain`). */
+  val NoFilter: TreeNodeTag[String] = TreeNodeTag[String]("sieve.dynamicFilter.none")
+
+  /** Tags `join` (and its logical join: AQE plans a join again once stages below it have run, and the
+   * reason given while their scans were in the plan still holds) with why it has no filter. */
+  def tagNoFilter(join: SparkPlan, why: String): Unit = {
+    join.logicalLink.foreach(_.setTagValue(NoFilter, why))
+    join.setTagValue(NoFilter, why)
+  }
+
+  /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
+  def targetable(p: SparkPlan): Boolean = p.isInstanceOf[FileSourceScanExec] || p.isInstanceOf[InMemoryTableScanExec]
+
+  /** The scan under a filter's target (its own filters and dynamic filters aside). */
+  def scanOf(target: SparkPlan): SparkPlan = target match {
+    case f: DynamicFilterExec => scanOf(f.child)
+    case f: FilterExec => scanOf(f.child)
+    case scan => scan
+  }
+
+  def nameOf(scan: SparkPlan): String = scan match {
+    case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
+    case _ => "the cached table"
+  }
+
+  /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */
+  def scanBytes(scan: SparkPlan): BigInt = scanBytesOf(scan)
+
+  // (a listed table's size is a sum over its files, asked for each join whose keys reach it)
+  private val scanBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
+    case s: FileSourceScanExec => PrunedScanBytes.readShare(s, s.relation.sizeInBytes)
+    case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
+    case other => sizeOf(other)
+  })
+
+  /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
+   * the first logical plan it links to. */
+  def sizeOf(plan: SparkPlan): BigInt = plan match {
+    // a broadcast stage's size is its hash relation's (a long-keyed one can be a dense array over the key
+    // range): its rows, at the width of its columns
+    case s: BroadcastQueryStageExec if s.isMaterialized && s.getRuntimeStatistics.rowCount.isDefined =>
+      s.getRuntimeStatistics.rowCount.get * (8 + s.output.map(_.dataType.defaultSize).sum)
+    case s: QueryStageExec if s.isMaterialized => s.getRuntimeStatistics.sizeInBytes
+    case s: QueryStageExec => sizeOf(s.plan)
+    case r: ReusedExchangeExec => sizeOf(r.child)
+    case _ => plan.logicalLink.map(_.stats.sizeInBytes).getOrElse(
+      if (plan.children.isEmpty) BigInt(Long.MaxValue) else plan.children.map(sizeOf).sum)
+  }
+
+  /** Whether `plan` is an AQE stage (or a reuse of one) that has run. */
+  def materialized(plan: SparkPlan): Boolean = plan match {
+    case s: QueryStageExec => s.isMaterialized
+    case r: ReusedExchangeExec => materialized(r.child)
+    case _ => false
+  }
+
+  /** What an exchange (or its stage, or a reuse of it) computes, and `key` there: a reuse has attributes of
+   * its own (every copy of an exchange must get the same answer here, or the copies differ and the plan
+   * computes both: TPC-DS q47's CTE, read three times, whose item broadcast is reused). */
+  def exchanged(plan: SparkPlan, key: Attribute): Option[(SparkPlan, Attribute)] = plan match {
+    case s: QueryStageExec => exchanged(s.plan, key)
+    case r: ReusedExchangeExec =>
+      val i = r.output.indexWhere(_.exprId == key.exprId)
+      if (i < 0) None else exchanged(r.child, r.child.output(i))
+    case e: Exchange => Some((e.child match {
+      case w: WholeStageCodegenExec => w.child
+      case c => c
+    }, key))
+    case other => Some((other, key))
+  }
+
+  /** Whether `condition` drops more than rows with NULL keys (which every join key gets a test for). */
+  def dropsMoreThanNulls(condition: Expression): Boolean =
+    splitConjunctivePredicates(condition).exists(!_.isInstanceOf[IsNotNull])
+
+  /** Whether the rows of `target`'s scan pass a filter of its own that tests more than NULL keys. */
+  def filteredOnItsOwn(target: SparkPlan): Boolean = target match {
+    case f: DynamicFilterExec => filteredOnItsOwn(f.child)
+    case FilterExec(condition, _) => dropsMoreThanNulls(condition)
+    case _ => false
+  }
+
+  /** A file scan with a partition filter that can drop partitions (not AQE's dropped DPP, `true`). */
+  def prunedByPartition(scan: SparkPlan): Boolean = scan match {
+    case s: FileSourceScanExec => s.partitionFilters.exists {
+      case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false
+      case _ => true
+    }
+    case _ => false
+  }
+
+  /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
+   * for both, which a filter in one copy would undo. */
+  def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
+    // without the dynamic filters: a join inside each copy puts its filter there during this same pass
+    // (TPC-DS q59: the date join inside the CTE), and the copy must still count as one with the other
+    val all = plan.collectWithSubqueries {
+      case s: QueryStageExec => CreationRewire.unfiltered(s.plan)
+      case r: ReusedExchangeExec => CreationRewire.unfiltered(r.child)
+      case e: Exchange => CreationRewire.unfiltered(e)
+    }
+    val counts = all.groupBy(identity).map { case (k, v) => k -> v.size }
+    val withCopies = counts.filter(_._2 > 1).keySet
+    e => withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))
+  }
+
+  /** The tables read by the build plans of Spark's dynamic partition pruning filters in `plan`. */
+  def dppBuildTables(plan: SparkPlan): Set[String] =
+    plan.collectWithSubqueries { case p => p.expressions.flatMap(_.collect {
+      case d: DynamicPruningExpression => d.child.collect {
+        case s: InSubqueryExec => s.plan match {
+          case a: SubqueryAdaptiveBroadcastExec => tablesOf(a.child)
+          case other => tablesOf(other)
+        }
+      }.flatten
+    }).flatten }.flatten.toSet
+
+  /** Names of the tables a plan reads (file scans by their root paths, anything else by its node). */
+  def tablesOf(plan: SparkPlan): Seq[String] = plan match {
+    case a: AdaptiveSparkPlanExec => tablesOf(a.inputPlan)
+    case s: QueryStageExec => tablesOf(s.plan)
+    case r: ReusedExchangeExec => tablesOf(r.child)
+    case s: FileSourceScanExec => s.relation.location.rootPaths.map(_.toString)
+    case leaf if leaf.children.isEmpty => Seq(leaf.nodeName)
+    case other => other.children.flatMap(tablesOf)
+  }
+
+  /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys, or reads an
+   * exchange that does. A filter on `exchange`'s side fed by `plan` would then wait for itself (TPC-H q5 at
+   * sf10, sort-merge joins: lineitem filtered by orders' keys in the first walk, orders by lineitem's in the
+   * second, the copies nested until the plan failed to bind). */
+  def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
+    val target = CreationRewire.unfiltered(exchange)
+    def find(p: SparkPlan): Boolean = p match {
+      case f: DynamicFilterExec =>
+        f.creations.exists(c => CreationRewire.unfiltered(c) == target || find(c)) || find(f.child)
+      case s: QueryStageExec => find(s.plan)
+      case r: ReusedExchangeExec => find(r.child)
+      case other => other.children.exists(find)
+    }
+    find(plan)
+  }
+}
