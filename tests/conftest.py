@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 import spark_sieve as sieve
 from spark_line import CONNECT_SERVER_APART
 from standalone import StandaloneCluster
+from vanilla_session import vanilla_session_over
 
 
 def _stop_active_session():
@@ -61,6 +62,18 @@ def spark(jar):
 
 
 @pytest.fixture(scope="module")
+def vanilla(spark):
+    """Vanilla Spark (no spark-sieve) over the JVM of the module's session: `spark`'s own context when it is
+    classic, the local Connect server's context when `spark` is a Connect client. Temp views are per session:
+    a test registers on it the views its reference query reads (from the same files or rows)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    assert sc is not None and sc._jsc is not None, "no SparkContext in this process for a vanilla session"
+    return vanilla_session_over(sc)
+
+
+@pytest.fixture(scope="module")
 def connect(jar):
     """A Spark Connect client of a local Connect server that PySpark starts with spark_sieve.configure's
     settings (the jar, the extension, the relation plugin): one per test module, as `spark`."""
@@ -92,7 +105,7 @@ CONNECT_HANG_S = 300
 def _jvm_threads_if_connect_hangs(request):
     """The server's half of a Spark Connect hang, which pytest-timeout's Python stacks do not show: a Connect
     test still running after CONNECT_HANG_S prints the local server's JVM threads (3.5's client once waited,
-    in a whole-suite run of session 46, on a local server that ran nothing)."""
+    in a whole-suite run, on a local server that ran nothing)."""
     if not {"connect", "api_mode_connect"} & set(request.fixturenames):
         yield
         return
@@ -153,3 +166,9 @@ def cluster_spark(standalone_cluster):
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster_vanilla(cluster_spark):
+    """Vanilla Spark (no spark-sieve) on the standalone cluster: the reference side of cluster_spark's answers."""
+    return vanilla_session_over(cluster_spark.sparkContext)

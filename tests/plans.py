@@ -65,3 +65,35 @@ def partitions_read(df):
 
 def dynamic_filters(df):
     return named(df, "DynamicFilterExec")
+
+
+def bulk_filter_lowered(df):
+    """Whether spark-sieve's bulk-filter rules fired on `df`: one BulkFilter node in the analysed plan, none left
+    after optimisation (lowered to a SetFilter or to joins)."""
+    analyzed, optimized = logical_plans(df)
+    return (analyzed.count("BulkFilter") == 1 and "BulkFilter" not in optimized
+            and ("SetFilter" in optimized or "Join" in optimized))
+
+
+def optimized_shape(df):
+    """`df`'s optimised logical plan as text without expression ids (`k#12L` -> `k`): two sessions' plans of one
+    query compare equal when they are the same plan."""
+    return re.sub(r"#\d+L?", "", logical_plans(df)[1])
+
+
+def joins_innermost_first(df):
+    """The join types of `df`'s optimised plan (a left-deep chain of subquery joins), the one applied first
+    (innermost) first: `['LeftSemi', 'ExistenceJoin(exists)', ...]`."""
+    return re.findall(r"Join (\w+(?:\([^)]*\))?)", optimized_shape(df))[::-1]
+
+
+def declined_joins(df):
+    """`(join, reason)` for each join that `spark_sieve.explain` lists without a dynamic filter: the decline and
+    its reason (a join is "BroadcastHashJoin Inner on [k#1] = [k#2]")."""
+    from spark_sieve import explain
+
+    text = explain(df, print_it=False)
+    section = text.split("joins without a dynamic filter:", 1)
+    if len(section) < 2:
+        return []
+    return re.findall(r"^  (\w+ \w+ on \[.*?\] = \[.*?\]): (.+)$", section[1], re.M)

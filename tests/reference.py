@@ -1,15 +1,25 @@
 """Reference answers for bulk-filter trees, computed without spark-sieve: the same tree as a plain
-Spark SQL query of EXISTS / NOT EXISTS predicates (what a user would otherwise write)."""
+Spark SQL query of EXISTS / NOT EXISTS predicates (what a user would otherwise write), run in a vanilla
+session (conftest's `vanilla`: no extension at all, so not even spark-sieve's own subquery ordering), over
+the same rows and value files."""
 
 import os
 from collections import Counter
 
+from spark_sieve._connect import is_connect
 from spark_sieve.bulk_filter import AllOf, AnyOf, Leaf
+from vanilla_session import sieve_rules
+
+
+def in_session(session, df):
+    """`df`'s rows (and schema) as a DataFrame of `session`: a DataFrame of another session (spark-sieve's, or a
+    Spark Connect client's) moved to the vanilla one. For the small inputs of answer tests."""
+    return session.createDataFrame(df.collect(), df.schema)
 
 
 def read_values(spark, leaf):
     if not isinstance(leaf.source, str):
-        return leaf.source
+        return in_session(spark, leaf.source)
     name = leaf.source
     if os.path.isdir(name):
         name = next(f for f in os.listdir(name) if not f.startswith(("_", ".")))
@@ -19,8 +29,12 @@ def read_values(spark, leaf):
     return reader.format(fmt).load(leaf.source)
 
 
-def exists_query(spark, df, tree):
-    """`df` filtered by `tree`, written as EXISTS / NOT EXISTS subqueries over temp views."""
+def exists_query(vanilla, df, tree):
+    """`df` filtered by `tree`, written as EXISTS / NOT EXISTS subqueries over temp views of `vanilla` (a session
+    without spark-sieve; `df`'s rows and the DataFrame sources' rows are copied into it)."""
+    spark = vanilla
+    assert not _has_sieve(vanilla), "the reference side must be a session without spark-sieve (conftest's vanilla)"
+    df = in_session(vanilla, df)
     df.createOrReplaceTempView("ref_input")
     types = dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)
     counter = [0]
@@ -38,6 +52,10 @@ def exists_query(spark, df, tree):
         return "(" + joiner.join(sql(c) for c in node.children) + ")"
 
     return spark.sql(f"SELECT * FROM ref_input WHERE {sql(tree)}")
+
+
+def _has_sieve(session):
+    return is_connect(session) or bool(sieve_rules(session))
 
 
 def same_rows(actual, expected):

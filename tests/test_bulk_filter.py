@@ -1,5 +1,6 @@
 """Bulk filters from Python: every semantics row of DESIGN.md, answers against plain Spark's
-EXISTS / NOT EXISTS formulation, the plan shape, sources, JSON and errors."""
+EXISTS / NOT EXISTS formulation in a session without the extension (conftest's `vanilla`), the plan shape,
+sources, JSON and errors."""
 
 import json
 import re
@@ -56,7 +57,7 @@ ALWAYS_JOINS = "spark.sieve.bulkFilter.maxSetBytes"
 ADAPTIVE = "spark.sieve.bulkFilter.adaptiveOrder"
 
 
-def check(spark, cars, tree, joined=0):
+def check(spark, vanilla, cars, tree, joined=0):
     """Same rows (duplicates counted) as the EXISTS formulation, both ways a tree runs: value sets (the
     default: one SetFilter, no join after optimisation, but for the `joined` columns whose sources have
     no known size) and joins (maxSetBytes=0: one join per key column). One BulkFilter node before
@@ -65,14 +66,14 @@ def check(spark, cars, tree, joined=0):
     columns = {leaf.column for leaf in _leaves(tree)}
     spark.conf.set(ALWAYS_JOINS, "0")
     try:
-        optimized = _check_answer(spark, cars, tree)[1]
+        optimized = _check_answer(spark, vanilla, cars, tree)[1]
         assert _input_joins(optimized) == len(columns), optimized
         assert "SetFilter" not in optimized
     finally:
         spark.conf.unset(ALWAYS_JOINS)
     spark.conf.set(ADAPTIVE, "true")
     try:
-        df, optimized = _check_answer(spark, cars, tree)
+        df, optimized = _check_answer(spark, vanilla, cars, tree)
     finally:
         spark.conf.unset(ADAPTIVE)
     assert _input_joins(optimized) == joined, optimized
@@ -80,9 +81,9 @@ def check(spark, cars, tree, joined=0):
     return df
 
 
-def _check_answer(spark, cars, tree):
+def _check_answer(spark, vanilla, cars, tree):
     df = tree.apply(cars)
-    ok, diff = same_rows(df, exists_query(spark, cars, tree))
+    ok, diff = same_rows(df, exists_query(vanilla, cars, tree))
     assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
     analyzed, optimized = logical_plans(df)
     assert analyzed.count("BulkFilter") == 1
@@ -101,42 +102,42 @@ def _leaves(tree):
     return [tree] if isinstance(tree, sieve.bulk_filter.Leaf) else [l for c in tree.children for l in _leaves(c)]
 
 
-def test_include_is_exists(spark, cars, files):
-    assert check(spark, cars, sieve.include("color", files["colors"])).count() == 9
+def test_include_is_exists(spark, vanilla, cars, files):
+    assert check(spark, vanilla, cars, sieve.include("color", files["colors"])).count() == 9
 
 
-def test_exclude_is_not_exists_and_keeps_null_keys(spark, cars, files):
-    df = check(spark, cars, sieve.exclude("color", files["colors"]))
+def test_exclude_is_not_exists_and_keeps_null_keys(spark, vanilla, cars, files):
+    df = check(spark, vanilla, cars, sieve.exclude("color", files["colors"]))
     assert sorted(r.id for r in df.collect()) == [1, 1, 4]   # red twice, and the NULL color
 
 
-def test_nulls_among_values_match_nothing(spark, cars, files):
+def test_nulls_among_values_match_nothing(spark, vanilla, cars, files):
     # regions.parquet holds a NULL: the car with a NULL region is not included by it, and is kept by exclude
-    assert 9 not in {r.id for r in check(spark, cars, sieve.include("region", files["regions"])).collect()}
-    assert 9 in {r.id for r in check(spark, cars, sieve.exclude("region", files["regions"])).collect()}
+    assert 9 not in {r.id for r in check(spark, vanilla, cars, sieve.include("region", files["regions"])).collect()}
+    assert 9 in {r.id for r in check(spark, vanilla, cars, sieve.exclude("region", files["regions"])).collect()}
 
 
-def test_and_or_nested(spark, cars, files):
+def test_and_or_nested(spark, vanilla, cars, files):
     tree = sieve.any_of(
         sieve.include("region", files["regions"]),
         sieve.all_of(sieve.include("brand", files["brands"]),
                      sieve.any_of(sieve.exclude("color", files["colors"]), sieve.include("year", files["years"]))))
-    check(spark, cars, tree)
+    check(spark, vanilla, cars, tree)
 
 
-def test_duplicate_rows_kept_exactly(spark, cars, files):
+def test_duplicate_rows_kept_exactly(spark, vanilla, cars, files):
     tree = sieve.include("region", files["regions"]) | sieve.exclude("brand", files["brands"])
-    df = check(spark, cars, tree)
+    df = check(spark, vanilla, cars, tree)
     assert df.where("id = 1").count() == 2 and df.where("id = 6").count() == 2
 
 
-def test_empty_value_set(spark, cars, files):
-    assert check(spark, cars, sieve.include("color", files["empty"])).count() == 0
-    assert check(spark, cars, sieve.exclude("color", files["empty"])).count() == len(CARS)
+def test_empty_value_set(spark, vanilla, cars, files):
+    assert check(spark, vanilla, cars, sieve.include("color", files["empty"])).count() == 0
+    assert check(spark, vanilla, cars, sieve.exclude("color", files["empty"])).count() == len(CARS)
 
 
-def test_values_cast_to_column_type(spark, cars, files):
-    check(spark, cars, sieve.include("year", files["years"]))
+def test_values_cast_to_column_type(spark, vanilla, cars, files):
+    check(spark, vanilla, cars, sieve.include("year", files["years"]))
 
 
 def test_uncastable_value_is_an_error_naming_the_file(spark, cars, files):
@@ -152,19 +153,19 @@ def test_uncastable_value_is_an_error_naming_the_file(spark, cars, files):
         spark.conf.unset(ALWAYS_JOINS)
 
 
-def test_every_source_kind(spark, cars, files):
-    check(spark, cars, sieve.include("color", files["few_colors"], value_column="color"))  # csv with header
-    check(spark, cars, sieve.include("brand", files["brands"]))                            # json
-    check(spark, cars, sieve.include("brand", files["brands_orc"]))                        # orc
-    check(spark, cars, sieve.include("region", files["region_dir"]))                       # directory of parquet
-    check(spark, cars, sieve.include("region", files["regions"], format="parquet"))
+def test_every_source_kind(spark, vanilla, cars, files):
+    check(spark, vanilla, cars, sieve.include("color", files["few_colors"], value_column="color"))  # csv with header
+    check(spark, vanilla, cars, sieve.include("brand", files["brands"]))                            # json
+    check(spark, vanilla, cars, sieve.include("brand", files["brands_orc"]))                        # orc
+    check(spark, vanilla, cars, sieve.include("region", files["region_dir"]))                       # directory of parquet
+    check(spark, vanilla, cars, sieve.include("region", files["regions"], format="parquet"))
     frame = spark.createDataFrame([("Kia", 1), ("Ford", 2)], "b STRING, n INT")
     # a DataFrame made from Python rows has no size Spark knows on a classic session (an RDD): it is joined, not
     # held in memory; a Spark Connect client sends the rows themselves (a LocalRelation, its size known)
     unknown = 0 if sieve._connect.is_connect(spark) else 1
-    check(spark, cars, sieve.include("brand", frame) & sieve.exclude("id", frame, value_column="n"), joined=2 * unknown)
+    check(spark, vanilla, cars, sieve.include("brand", frame) & sieve.exclude("id", frame, value_column="n"), joined=2 * unknown)
     known = spark.range(5, 8).selectExpr("CAST(id AS INT) AS n")
-    check(spark, cars, sieve.include("id", known) | sieve.include("brand", frame), joined=unknown)
+    check(spark, vanilla, cars, sieve.include("id", known) | sieve.include("brand", frame), joined=unknown)
 
 
 def test_operators_build_the_same_tree(files):
@@ -175,7 +176,7 @@ def test_operators_build_the_same_tree(files):
     assert ((a | b) & c).to_json() == sieve.all_of(sieve.any_of(a, b), c).to_json()
 
 
-def test_json_round_trip(spark, cars, files):
+def test_json_round_trip(spark, vanilla, cars, files):
     tree = sieve.any_of(sieve.include("region", files["regions"], format="parquet"),
                         sieve.all_of(sieve.include("brand", files["brands"]),
                                      sieve.exclude("color", files["few_colors"], value_column="color")))
@@ -183,7 +184,7 @@ def test_json_round_trip(spark, cars, files):
     again = sieve.BulkFilter.from_json(text)
     assert again.to_json() == text
     assert json.loads(text)["op"] == "or"
-    check(spark, cars, again)
+    check(spark, vanilla, cars, again)
 
 
 def test_seed_order_shown_by_explain(spark, cars, files):
@@ -252,13 +253,13 @@ def test_builder_checks_its_arguments(cars, files):
         sieve.BulkFilter.from_json('{"op": "xor"}')
 
 
-def test_the_jvm_reads_json_trees(spark, cars, files, monkeypatch):
+def test_the_jvm_reads_json_trees(spark, vanilla, cars, files, monkeypatch):
     # from_json asks the session's JVM (FilterTreeJson), which writes the tree back in to_json's form
     tree = sieve.BulkFilter.from_json(json.dumps({"op": "AND", "children": [
         {"op": "include", "column": "color", "source": {"path": files["colors"], "format": "TEXT"}, "extra": 1}]}))
     assert json.loads(tree.to_json()) == {"op": "and", "children": [
         {"op": "include", "column": "color", "source": {"path": files["colors"], "format": "TEXT"}}]}
-    check(spark, cars, tree)
+    check(spark, vanilla, cars, tree)
     with pytest.raises(sieve.TreeError, match=r"filter tree at root.or\[0\]: missing 'column'"):
         sieve.BulkFilter.from_json('{"op": "or", "children": [{"op": "include", "source": {"path": "p"}}]}')
     with pytest.raises(sieve.TreeError, match="filter tree at root: not valid JSON"):
@@ -271,7 +272,7 @@ def test_the_jvm_reads_json_trees(spark, cars, files, monkeypatch):
         unread.apply(cars)
 
 
-def test_paths_with_spaces_and_many_files_on_one_column(spark, cars, tmp_path):
+def test_paths_with_spaces_and_many_files_on_one_column(spark, vanilla, cars, tmp_path):
     d = tmp_path / "value files"
     d.mkdir()
     paths = []
@@ -281,7 +282,7 @@ def test_paths_with_spaces_and_many_files_on_one_column(spark, cars, tmp_path):
         paths.append(str(p))
     tree = (sieve.include("year", paths[0]) & sieve.exclude("year", paths[1])) | sieve.include("year", paths[2]) \
         | (sieve.include("year", str(d)) & sieve.exclude("year", paths[3]))
-    check(spark, cars, tree)
+    check(spark, vanilla, cars, tree)
 
 
 def _python_eval(tree, row, values):
@@ -313,3 +314,4 @@ def test_thousand_leaf_tree_matches_an_independent_evaluation(spark, tmp_path):
     assert sorted((tuple(r) for r in out.collect()), key=repr) == expected
     optimized = logical_plans(out)[1]
     assert _input_joins(optimized) == 0 and optimized.count("SetFilter") == 1
+    assert logical_plans(out)[0].count("BulkFilter") == 1 and "BulkFilter" not in optimized

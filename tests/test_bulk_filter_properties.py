@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import spark_sieve as sieve
+from plans import bulk_filter_lowered, logical_plans
 
 COLUMNS = ("k0", "k1", "k2")
 SCHEMA = ", ".join(f"{c} INT" for c in COLUMNS)
@@ -128,8 +129,10 @@ def test_random_trees_agree_with_duckdb(spark, tree, rows):
         assert expected == model, f"test bug: DuckDB SQL disagrees with the Python model: {expected} vs {model}"
 
         df = spark.createDataFrame(rows, SCHEMA)
-        actual = Counter(tuple(r) for r in sieve_tree.apply(df).collect())
+        filtered = sieve_tree.apply(df)
+        actual = Counter(tuple(r) for r in filtered.collect())
         assert actual == expected, (f"spark-sieve vs DuckDB: extra {dict(actual - expected)}, "
                                     f"missing {dict(expected - actual)}")
+        assert bulk_filter_lowered(filtered), logical_plans(filtered)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -1,5 +1,6 @@
 """Bulk filters on every kind of key column, both ways a tree runs (value sets, and joins with
-maxSetBytes=0), each answer against plain Spark's EXISTS / NOT EXISTS formulation: Spark's own `=` decides
+maxSetBytes=0), each answer against plain Spark's EXISTS / NOT EXISTS formulation in a session without the
+extension (conftest's `vanilla`): Spark's own `=` decides
 what matches (NaN = NaN, -0.0 = 0.0, collations), NULL keys are in no set."""
 
 import re
@@ -8,7 +9,7 @@ import pytest
 
 import spark_sieve as sieve
 from answers import diff_answers
-from plans import logical_plans
+from plans import bulk_filter_lowered, logical_plans
 from reference import exists_query
 from spark_line import COLLATIONS, NEEDS_COLLATIONS
 
@@ -67,13 +68,14 @@ def sources(spark, tmp_path_factory):
     return paths
 
 
-def _run(spark, table, tree, joins):
+def _run(spark, vanilla, table, tree, joins):
     if joins:
         spark.conf.set(ALWAYS_JOINS, "0")
     try:
         df = tree.apply(table)
-        diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
+        diff = diff_answers(exists_query(vanilla, table, tree).collect(), df.collect())
         assert diff is None, f"differs from EXISTS/NOT EXISTS (missing, extra): {diff}"
+        assert bulk_filter_lowered(df), logical_plans(df)
         optimized = logical_plans(df)[1]
         assert ("SetFilter" in optimized) != joins, optimized
         return df
@@ -83,22 +85,22 @@ def _run(spark, table, tree, joins):
 
 @pytest.mark.parametrize("joins", [False, True], ids=["sets", "joins"])
 @pytest.mark.parametrize("name", _key_params())
-def test_include_and_exclude_on_each_key_type(spark, table, sources, name, joins):
-    inc = _run(spark, table, sieve.include(name, sources[name]), joins)
-    exc = _run(spark, table, sieve.exclude(name, sources[name]), joins)
+def test_include_and_exclude_on_each_key_type(spark, vanilla, table, sources, name, joins):
+    inc = _run(spark, vanilla, table, sieve.include(name, sources[name]), joins)
+    exc = _run(spark, vanilla, table, sieve.exclude(name, sources[name]), joins)
     assert inc.count() > 0 and exc.count() > 0      # both sides of each leaf are exercised
     assert inc.count() + exc.count() == table.count()
 
 
-def test_every_key_type_in_one_tree(spark, table, sources):
+def test_every_key_type_in_one_tree(spark, vanilla, table, sources):
     names = list(HERE)  # every key type this Spark has
     tree = sieve.any_of(*[sieve.all_of(sieve.include(a, sources[a]), sieve.exclude(b, sources[b]))
                           for a, b in zip(names, names[1:] + names[:1])])
     for joins in (False, True):
-        _run(spark, table, tree, joins)
+        _run(spark, vanilla, table, tree, joins)
 
 
-def test_oversized_sources_are_joined_and_the_rest_are_sets(spark, table, sources, tmp_path):
+def test_oversized_sources_are_joined_and_the_rest_are_sets(spark, vanilla, table, sources, tmp_path):
     """A column whose sources are above maxSetBytes keeps a join; the others are tested in one SetFilter
     that also reads the joined leaves; explain says which is which."""
     big = tmp_path / "big_ints.txt"
@@ -108,8 +110,9 @@ def test_oversized_sources_are_joined_and_the_rest_are_sets(spark, table, source
     spark.conf.set(ALWAYS_JOINS, "100k")
     try:
         df = tree.apply(table)
-        diff = diff_answers(exists_query(spark, table, tree).collect(), df.collect())
+        diff = diff_answers(exists_query(vanilla, table, tree).collect(), df.collect())
         assert diff is None, diff
+        assert bulk_filter_lowered(df), logical_plans(df)
         optimized = logical_plans(df)[1]
         assert optimized.count("SetFilter") == 1 and "3 leaves: 2 in value sets, 1 joined" in optimized, optimized
         text = sieve.explain(df, print_it=False)

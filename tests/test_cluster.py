@@ -1,7 +1,9 @@
 """spark-sieve on a real standalone cluster: the jar ships through spark.jars to executors that run in
-their own JVMs, and queries run there with the extension on."""
+their own JVMs, and queries run there with the extension on, with vanilla Spark's answers (a session without
+the extension on the same cluster, conftest's `cluster_vanilla`)."""
 
 import spark_sieve as sieve
+from plans import bulk_filter_lowered, dynamic_filters, logical_plans
 
 
 def test_cluster_has_two_workers_in_their_own_jvms(standalone_cluster):
@@ -23,17 +25,20 @@ def test_extension_is_on_and_the_jar_runs_on_executors(cluster_spark):
     assert sum(r["count"] for r in rows) == 1000
 
 
-def test_bulk_filter_reads_value_files_on_executors(cluster_spark, tmp_path):
+def test_bulk_filter_reads_value_files_on_executors(cluster_spark, cluster_vanilla, tmp_path):
     values = tmp_path / "keys.txt"
     values.write_text("".join(f"{k}\n" for k in range(0, 1000, 7)))
     df = cluster_spark.range(0, 20000, numPartitions=8).selectExpr("id % 1000 AS k", "id")
     tree = sieve.include("k", str(values)) | sieve.exclude("id", str(values))
-    got = tree.apply(df).count()
-    expected = df.where(f"k % 7 = 0 OR NOT (id < 1000 AND id % 7 = 0)").count()
+    filtered = tree.apply(df)
+    got = filtered.count()
+    plain = cluster_vanilla.range(0, 20000, numPartitions=8).selectExpr("id % 1000 AS k", "id")
+    expected = plain.where(f"k % 7 = 0 OR NOT (id < 1000 AND id % 7 = 0)").count()
     assert got == expected
+    assert bulk_filter_lowered(filtered), logical_plans(filtered)
 
 
-def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, tmp_path):
+def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, cluster_vanilla, tmp_path):
     """An IN-set, a bitmap and a bloom filter each travel to executors in other JVMs (serialized, their
     per-row tests rebuilt there) and give vanilla's answer."""
     fact, dim = str(tmp_path / "fact"), str(tmp_path / "dim")
@@ -43,8 +48,9 @@ def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, tmp_path):
     # IN-set), `cat = 7` 30 keys 100 apart (too sparse for a bitmap: a bloom filter)
     cluster_spark.range(0, 3000, numPartitions=2).selectExpr(
         "CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat").write.parquet(dim)
-    cluster_spark.read.parquet(fact).createOrReplaceTempView("c_fact")
-    cluster_spark.read.parquet(dim).createOrReplaceTempView("c_dim")
+    for session in (cluster_spark, cluster_vanilla):
+        session.read.parquet(fact).createOrReplaceTempView("c_fact")
+        session.read.parquet(dim).createOrReplaceTempView("c_dim")
     cases = [("in-set", "cat = 7", {}),
              ("bitmap", "cat < 50", {"spark.sieve.dynamicFilter.maxInSetSize": "10"}),
              ("bloom filter", "cat = 7", {"spark.sieve.dynamicFilter.maxInSetSize": "10"})]
@@ -54,15 +60,16 @@ def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, tmp_path):
             for k, v in {**base, **extra}.items():
                 cluster_spark.conf.set(k, v)
             sql = f"SELECT f.k, sum(f.v) AS s FROM c_fact f JOIN c_dim d ON f.k = d.k WHERE d.{where} GROUP BY f.k"
-            cluster_spark.conf.set("spark.sieve.enabled", "false")
-            expected = sorted(cluster_spark.sql(sql).collect())
-            cluster_spark.conf.set("spark.sieve.enabled", "true")
+            cluster_vanilla.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            expected = sorted(cluster_vanilla.sql(sql).collect())
             df = cluster_spark.sql(sql)
             assert sorted(df.collect()) == expected, kind
             text = sieve.explain(df, print_it=False)
             assert f"filter:  {kind}" in text, text
+            assert dynamic_filters(df), kind
             for k in extra:
                 cluster_spark.conf.unset(k)
     finally:
-        for k in list(base) + ["spark.sieve.enabled", "spark.sieve.dynamicFilter.maxInSetSize"]:
+        for k in list(base) + ["spark.sieve.dynamicFilter.maxInSetSize"]:
             cluster_spark.conf.unset(k)
+        cluster_vanilla.conf.unset("spark.sql.autoBroadcastJoinThreshold")

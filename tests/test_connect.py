@@ -1,7 +1,8 @@
 """Spark Connect: a local Connect server started by PySpark with spark_sieve.configure's settings (the jar, the
 extension, the relation plugin). ``tree.apply`` on a Connect DataFrame gives the EXISTS formulation's rows as
 one BulkFilter; explain, status, the SQL function and typed errors work without py4j; a dynamic filter fires
-in a Connect query with answers equal to spark-sieve off."""
+in a Connect query with answers equal to vanilla Spark's. The reference side is conftest's `vanilla`: a classic
+session without the extension in the local Connect server's JVM, reading the same files or rows."""
 
 import json
 
@@ -9,6 +10,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 import spark_sieve as sieve
+from plans import bulk_filter_lowered, logical_plans
 from reference import exists_query, same_rows
 from test_bulk_filter import cars, files  # noqa: F401  (with `spark` below: the cars table and value files)
 
@@ -18,22 +20,23 @@ def spark(connect):
     return connect
 
 
-def check(connect, cars, tree):
+def check(vanilla, cars, tree):
     df = tree.apply(cars)
     assert sieve._connect.is_connect_dataframe(df)
-    ok, diff = same_rows(df, exists_query(connect, cars, tree))
+    ok, diff = same_rows(df, exists_query(vanilla, cars, tree))
     assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
     assert "as written" in sieve.explain(df, print_it=False)   # the server's explain of the BulkFilter
+    assert bulk_filter_lowered(df), logical_plans(df)
     return df
 
 
-def test_bulk_filters_on_a_connect_dataframe(connect, cars, files):
-    assert check(connect, cars, sieve.include("color", files["colors"])).count() == 9
-    assert sorted(r.id for r in check(connect, cars, sieve.exclude("color", files["colors"])).collect()) == [1, 1, 4]
+def test_bulk_filters_on_a_connect_dataframe(connect, vanilla, cars, files):
+    assert check(vanilla, cars, sieve.include("color", files["colors"])).count() == 9
+    assert sorted(r.id for r in check(vanilla, cars, sieve.exclude("color", files["colors"])).collect()) == [1, 1, 4]
     tree = sieve.any_of(sieve.include("region", files["regions"]),
                         sieve.all_of(sieve.include("brand", connect.createDataFrame([("BMW",), ("Kia",)], "b STRING")),
                                      sieve.exclude("year", files["years"])))
-    df = check(connect, cars, tree)
+    df = check(vanilla, cars, tree)
     assert df.where("id = 6").count() == 2   # duplicate rows kept exactly
     # the result is an ordinary Connect DataFrame: columns resolve against it, it composes
     assert df.select(df["id"]).where(df["region"] == "ASIA").count() == 4   # ids 1, 1, 5, 7
@@ -49,21 +52,24 @@ def test_explain_and_status_without_py4j(connect, cars, files):
     assert "spark.sieve.bulkFilter.maxSetBytes" in status
 
 
-def test_the_server_reads_json_trees(connect, cars, files):
+def test_the_server_reads_json_trees(connect, vanilla, cars, files):
     tree = sieve.include("color", files["colors"]) & sieve.exclude("year", files["years"])
     again = sieve.BulkFilter.from_json(tree.to_json())
     assert again.to_json() == tree.to_json()
-    check(connect, cars, again)
+    check(vanilla, cars, again)
     with pytest.raises(sieve.TreeError, match=r"filter tree at root.and\[0\]: unknown op 'xor'"):
         sieve.BulkFilter.from_json('{"op": "and", "children": [{"op": "xor"}]}')
 
 
-def test_sql_function_from_connect(connect, cars, files):
+def test_sql_function_from_connect(connect, vanilla, cars, files):
     tree = sieve.include("color", files["colors"]) & sieve.exclude("year", files["years"])
     cars.createOrReplaceTempView("cars")   # (PySpark 3.5's Connect spark.sql takes no DataFrame arguments)
     df = connect.sql("SELECT * FROM sieve_bulk_filter(TABLE(cars), :tree)", args={"tree": tree.to_json()})
     ok, diff = same_rows(df, tree.apply(cars))
     assert ok, diff
+    ok, diff = same_rows(df, exists_query(vanilla, cars, tree))
+    assert ok, f"differs from EXISTS/NOT EXISTS (extra, missing): {diff}"
+    assert bulk_filter_lowered(df), logical_plans(df)
 
 
 def test_errors_are_typed_on_connect(connect, cars, files, tmp_path):
@@ -88,12 +94,13 @@ def test_errors_are_typed_on_connect(connect, cars, files, tmp_path):
     assert connect.range(3).count() == 3   # nothing else broke
 
 
-def test_a_dynamic_filter_fires_in_a_connect_query(connect, tmp_path):
+def test_a_dynamic_filter_fires_in_a_connect_query(connect, vanilla, tmp_path):
     connect.range(30000).selectExpr("CAST(id % 1500 AS INT) AS k", "id AS v").write.parquet(str(tmp_path / "fact"))
     connect.range(1500).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat") \
         .write.parquet(str(tmp_path / "dim"))
-    connect.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("fact")
-    connect.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dim")
+    for session in (connect, vanilla):
+        session.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("fact")
+        session.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dim")
     query = "SELECT f.k, f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
     # (every row tested: by default the broadcast join's filter is left out where the fact's footers show its
     # key spread over every row group, as here; tests/test_dynamic_filter.py does the same)
@@ -104,10 +111,8 @@ def test_a_dynamic_filter_fires_in_a_connect_query(connect, tmp_path):
         rows = df.collect()
         text = sieve.explain(df, print_it=False)
         assert "DynamicFilter [k#" in text, text
-        connect.conf.set("spark.sieve.enabled", "false")
-        expected = connect.sql(query).collect()
+        expected = vanilla.sql(query).collect()
     finally:
         for key in ("minApplicationBytes", "sameStageRowTest"):
             connect.conf.unset(f"spark.sieve.dynamicFilter.{key}")
-        connect.conf.unset("spark.sieve.enabled")
     assert sorted(rows) == sorted(expected) and len(rows) == 300

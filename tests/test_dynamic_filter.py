@@ -1,5 +1,6 @@
 """Dynamic filters from Python, with only spark.sql.extensions set (spark_sieve.configure): answers
-against the same session with spark-sieve off, the filter in the plan, and what explain reports."""
+against vanilla Spark (conftest's `vanilla`: a session without the extension, reading the same files), the
+filter in the plan, and what explain reports."""
 
 import re
 from collections import Counter
@@ -7,25 +8,31 @@ from collections import Counter
 import pytest
 
 import spark_sieve as sieve
+from plans import declined_joins, dynamic_filters
+from vanilla_session import sieve_rules
 
 STAR = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
 
 
 @pytest.fixture(scope="module")
-def tables(spark, tmp_path_factory):
+def tables(spark, vanilla, tmp_path_factory):
     d = tmp_path_factory.mktemp("star")
     spark.range(30000).selectExpr("CAST(id % 1500 AS INT) AS k", "id AS v", "CAST(id % 3 AS STRING) AS s") \
         .write.parquet(str(d / "fact"))
     spark.range(1500).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat",
                                  "CAST(id % 3 AS STRING) AS s").write.parquet(str(d / "dim"))
-    spark.read.parquet(str(d / "fact")).createOrReplaceTempView("fact")
-    spark.read.parquet(str(d / "dim")).createOrReplaceTempView("dim")
+    for session in (spark, vanilla):
+        session.read.parquet(str(d / "fact")).createOrReplaceTempView("fact")
+        session.read.parquet(str(d / "dim")).createOrReplaceTempView("dim")
     spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
     yield d
     spark.conf.unset("spark.sieve.dynamicFilter.minApplicationBytes")
 
 
 def run(spark, query, **settings):
+    """(DataFrame, rows) of `query` in `spark` under `settings` (on a vanilla session, their spark.sql ones)."""
+    if not sieve_rules(spark):
+        settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
     for k, v in settings.items():
         spark.conf.set(k, v)
     try:
@@ -40,47 +47,72 @@ def plan_text(df):
     return df._jdf.queryExecution().executedPlan().toString()
 
 
-@pytest.mark.parametrize("aqe", ["true", "false"])
-@pytest.mark.parametrize("threshold", ["10485760", "-1"], ids=["broadcast", "sort-merge"])
-@pytest.mark.parametrize("query", [
-    STAR,
-    "SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat < 3)",
-    "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k AND f.s = d.s WHERE d.cat = 11",
-    "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k",
-], ids=["star", "semi", "composite", "outer"])
-def test_same_answer_as_spark_sieve_off(spark, tables, aqe, threshold, query):
+OUTER = "SELECT d.k, f.v FROM (SELECT * FROM dim WHERE cat = 5) d LEFT JOIN fact f ON f.k = d.k"
+QUERIES = {"star": STAR, "semi": "SELECT * FROM fact WHERE k IN (SELECT k FROM dim WHERE cat < 3)",
+           "composite": "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k AND f.s = d.s WHERE d.cat = 11",
+           "outer": OUTER}
+JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
+
+
+def _answers(spark, vanilla, query, aqe, threshold):
+    """(vanilla's rows, sieve's DataFrame) after checking sieve's rows equal vanilla's."""
     # every row tested: by default a broadcast join's filter is left out where the fact's footers show its
     # key spread over every row group, as here
     settings = {"spark.sql.adaptive.enabled": aqe, "spark.sql.autoBroadcastJoinThreshold": threshold,
                 "spark.sql.adaptive.autoBroadcastJoinThreshold": threshold,
                 "spark.sieve.dynamicFilter.sameStageRowTest": "true"}
-    _, expected = run(spark, query, **{"spark.sieve.enabled": "false"}, **settings)
+    _, expected = run(vanilla, query, **settings)
     df, actual = run(spark, query, **settings)
     assert Counter(map(tuple, actual)) == Counter(map(tuple, expected))
-    if query == STAR or threshold == "-1":
-        assert "DynamicFilter" in plan_text(df), plan_text(df)
+    return expected, df
 
 
-def test_explain_reports_the_filter_and_what_it_did(spark, tables):
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("name,join", [(q, j) for q in QUERIES for j in JOINS if (q, j) != ("outer", "broadcast")],
+                         ids=lambda v: v)
+def test_same_answer_as_vanilla(spark, vanilla, tables, aqe, name, join):
+    _, df = _answers(spark, vanilla, QUERIES[name], aqe, JOINS[join])
+    assert "DynamicFilter" in plan_text(df), (plan_text(df), sieve.explain(df, print_it=False))
+    assert dynamic_filters(df)
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_same_answer_as_vanilla_and_outer_join_declines_when_its_dropped_side_is_broadcast(spark, vanilla, tables,
+                                                                                          aqe):
+    """A LEFT JOIN drops only the fact's unmatched rows, and with a broadcast join the fact is the broadcast
+    (build) side, which a filter never goes on: no filter, and explain names the join it declined."""
+    _, df = _answers(spark, vanilla, OUTER, aqe, JOINS["broadcast"])
+    assert dynamic_filters(df) == [] and "DynamicFilter" not in plan_text(df)
+    declined = declined_joins(df)
+    assert any(j.startswith("BroadcastHashJoin LeftOuter") and "is its broadcast build side" in why
+               for j, why in declined), declined
+
+
+def test_explain_reports_the_filter_and_what_it_did(spark, vanilla, tables):
+    _, expected = run(vanilla, STAR)
+    assert len(expected) == 300
     # by default the broadcast join probes the scan's rows in its stage, and the fact's footers show k spread
     # over every row group: no key set would skip one, so there is no filter, and explain says why
     df, rows = run(spark, STAR)
+    assert sorted(rows) == sorted(expected)
     text = sieve.explain(df, print_it=False)
     assert len(rows) == 300 and "DynamicFilter [" not in text, text
     assert "k's values are spread over every row group (sampled footers)" in text, text
     # footers not read: the filter is pushed into the scan, but the join's probe drops the rows, no row test
     df, rows = run(spark, STAR, **{"spark.sieve.dynamicFilter.maxFooterFiles": "0"})
+    assert sorted(rows) == sorted(expected)
     text = sieve.explain(df, print_it=False)
     assert "DynamicFilter [k#" in text
     assert "in-set of 15 keys" in text
     assert len(rows) == 300 and "not tested per row: the broadcast join it reads probes" in text, text
     assert "rows:    not counted: no filter tested per row" in text, text
     df, rows = run(spark, STAR, **{"spark.sieve.dynamicFilter.sameStageRowTest": "true"})
+    assert sorted(rows) == sorted(expected) and dynamic_filters(df)
     text = sieve.explain(df, print_it=False)
     assert len(rows) == 300 and "30000 in, 300 out" in text, text
 
 
-def test_explain_reports_files_and_row_groups_skipped(spark, tables):
+def test_explain_reports_files_and_row_groups_skipped(spark, vanilla, tables):
     # the fact in 4 files by key band (k DIV 375, written one band at a time: a sampled range partitioning
     # drew other bounds from run to run); band 2 keeps keys 750..1124, all in one file
     path = str(tables / "fact_by_key")
@@ -88,16 +120,18 @@ def test_explain_reports_files_and_row_groups_skipped(spark, tables):
     for band in range(4):
         fact.where(f"k DIV 375 = {band}" if band < 3 else "k DIV 375 >= 3").coalesce(1).sortWithinPartitions("k") \
             .write.mode("overwrite" if band == 0 else "append").parquet(path)
-    spark.read.parquet(path).createOrReplaceTempView("fact_by_key")
+    for session in (spark, vanilla):
+        session.read.parquet(path).createOrReplaceTempView("fact_by_key")
     query = ("SELECT f.v FROM fact_by_key f JOIN (SELECT k, k DIV 375 AS band FROM dim) d ON f.k = d.k "
              "WHERE d.band = 2")
-    _, expected = run(spark, query, **{"spark.sieve.enabled": "false"})
+    _, expected = run(vanilla, query)
     df, actual = run(spark, query)
     assert Counter(map(tuple, actual)) == Counter(map(tuple, expected)) and len(actual) > 0
     text = sieve.explain(df, print_it=False)
     assert "footers of 4 files read" in text, text
     skipped = re.search(r"\n  scan: +(\d+) files, (\d+) row groups", text)
     assert skipped and int(skipped.group(1)) >= 2 and int(skipped.group(2)) >= 2, text
+    assert dynamic_filters(df), "the skipped files are the dynamic filter's"
 
 
 def test_switched_off_no_filter(spark, tables):

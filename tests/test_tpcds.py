@@ -1,7 +1,7 @@
 """TPC-DS answer equality: every query's answer with spark-sieve on equals vanilla Spark's.
 
-Vanilla is the same session with ``spark.sieve.enabled=false`` (the extension then leaves every plan as
-Spark makes it). Data (sf=0.01) and the 99 queries come from DuckDB's tpcds extension (tests/tpcds.py);
+Vanilla is a session without the extension in the same JVM (conftest's ``vanilla``; ``cluster_vanilla`` on the
+standalone cluster), its temp views over the same Parquet files as the spark-sieve session's. Data (sf=0.01) and the 99 queries come from DuckDB's tpcds extension (tests/tpcds.py);
 the data is cached under ``$SIEVE_CACHE/tpcds/sf0.01`` (``SIEVE_CACHE`` defaults to the repository's
 git-ignored ``.cache``) and made in a few seconds when missing.
 
@@ -53,6 +53,7 @@ from forced import force, unforce
 from plans import dynamic_filters, metric, named
 from spark_line import LINE
 from spark_sieve import explain as sieve_explain
+from vanilla_session import sieve_rules
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SIEVE_CACHE") or REPO / ".cache") / "tpcds"
@@ -124,7 +125,8 @@ def _format_mismatch(title, columns, expected, got, d, limit=5, plan=None):
 # ------------------------------------------------------------------------------------------- running
 
 def _settings(sieve_on, aqe_on):
-    return f"spark.sieve.enabled={str(sieve_on).lower()}, spark.sql.adaptive.enabled={str(aqe_on).lower()}"
+    side = "spark.sieve.enabled=true" if sieve_on else "a session without spark-sieve"
+    return f"{side}, spark.sql.adaptive.enabled={str(aqe_on).lower()}"
 
 
 def _short(e):
@@ -140,21 +142,24 @@ def _run(spark, sql, sieve_on, aqe_on):
     return [tuple(r) for r in df.collect()], df.columns, df
 
 
-def _run_vanilla(spark, queries, n, aqe_on=True):
-    """``(rows, columns, DataFrame)`` of vanilla Spark (sieve off); a failure here is the harness's, not
-    sieve's."""
+def _run_vanilla(vanilla, queries, n, aqe_on=True):
+    """``(rows, columns, DataFrame)`` of vanilla Spark (the session without the extension); a failure here is
+    the harness's, not sieve's."""
+    assert not sieve_rules(vanilla), "vanilla's answers come from a session without spark-sieve"
     try:
-        return _run(spark, queries[n], sieve_on=False, aqe_on=aqe_on)
+        vanilla.conf.set("spark.sql.adaptive.enabled", "true" if aqe_on else "false")
+        df = vanilla.sql(queries[n])
+        return [tuple(r) for r in df.collect()], df.columns, df
     except Exception as e:     # noqa: BLE001
         pytest.fail(f"TPC-DS q{n} fails on vanilla Spark ({_settings(False, aqe_on)}). If Spark cannot run "
                     f"it, list it in tpcds.SKIPPED with this reason:\n{_short(e)}", pytrace=False)
 
 
-def _vanilla_answer(spark, queries, n, cache=None):
-    """Vanilla Spark's answer (sieve off, AQE on)."""
+def _vanilla_answer(vanilla, queries, n, cache=None):
+    """Vanilla Spark's answer (the session without the extension, AQE on)."""
     if cache is not None and n in cache:
         return cache[n]
-    rows, columns, _ = _run_vanilla(spark, queries, n)
+    rows, columns, _ = _run_vanilla(vanilla, queries, n)
     if cache is not None:
         cache[n] = (rows, columns)
     return rows, columns
@@ -211,38 +216,48 @@ def partitioned_dir(tpcds_spark, tpcds_dir):
                                       SCALE_FACTOR)
 
 
+# Spark lists more than 32 subdirectories with a job of one task per directory: for the
+# partitioned layout's ~6,200 local directories that is 15 times slower than listing on the driver
+LISTING = ("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")
+
+
 @pytest.fixture(scope="module")
-def tpcds_spark(spark):
+def tpcds_spark(spark, vanilla):
     spark.sparkContext.setLogLevel("ERROR")
     force(spark)
-    # Spark lists more than 32 subdirectories with a job of one task per directory: for the
-    # partitioned layout's ~6,200 local directories that is 15 times slower than listing on the driver
-    spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")
+    for session in (spark, vanilla):
+        session.conf.set(*LISTING)
     _VIEWS.clear()
     yield spark
     unforce(spark)
     for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled", "spark.sieve.dynamicFilter.maxInSetSize",
-                "spark.sql.sources.parallelPartitionDiscovery.threshold"):
+                LISTING[0]):
         spark.conf.unset(key)
+    for key in ("spark.sql.adaptive.enabled", LISTING[0]):
+        vanilla.conf.unset(key)
 
 
-def _use_layout(spark, flat_dir, partitioned_dir=None):
-    """Points the TPC-DS temp views at the flat or the partitioned layout. Only on a change: listing the
-    partitioned layout takes seconds, and the tests of one layout run one after the other."""
+def _use_layout(spark, vanilla, flat_dir, partitioned_dir=None):
+    """Points the TPC-DS temp views of both sessions (spark-sieve's and vanilla's) at the flat or the
+    partitioned layout. Only on a change: listing the partitioned layout takes seconds, and the tests of one
+    layout run one after the other."""
     if _VIEWS.get("partitioned_dir", "none yet") != partitioned_dir:
-        tpcds.register(spark, flat_dir, partitioned_dir)
+        for session in (spark, vanilla):
+            tpcds.register(session, flat_dir, partitioned_dir)
         _VIEWS["partitioned_dir"] = partitioned_dir
     return spark
 
 
 @pytest.fixture
-def flat_spark(tpcds_spark, tpcds_dir):
-    return _use_layout(tpcds_spark, tpcds_dir)
+def flat_spark(tpcds_spark, vanilla, tpcds_dir):
+    """The spark-sieve session; `vanilla`'s views read the same (flat) files."""
+    return _use_layout(tpcds_spark, vanilla, tpcds_dir)
 
 
 @pytest.fixture
-def partitioned_spark(tpcds_spark, tpcds_dir, partitioned_dir):
-    return _use_layout(tpcds_spark, tpcds_dir, partitioned_dir)
+def partitioned_spark(tpcds_spark, vanilla, tpcds_dir, partitioned_dir):
+    """The spark-sieve session; `vanilla`'s views read the same (partitioned) files."""
+    return _use_layout(tpcds_spark, vanilla, tpcds_dir, partitioned_dir)
 
 
 # ------------------------------------------------------------------------------------------- tests
@@ -256,8 +271,8 @@ def _cases():
 
 
 @pytest.mark.parametrize("n, aqe_on", list(_cases()))
-def test_sieve_matches_vanilla(flat_spark, queries, n, aqe_on):
-    expected = _vanilla_answer(flat_spark, queries, n, cache=_VANILLA)
+def test_sieve_matches_vanilla(flat_spark, vanilla, queries, n, aqe_on):
+    expected = _vanilla_answer(vanilla, queries, n, cache=_VANILLA)
     _check_sieve(flat_spark, queries, n, aqe_on, expected)
 
 
@@ -285,7 +300,7 @@ def test_dynamic_filters_reach_through_other_joins(flat_spark, queries):
     assert len(through) >= MIN_THROUGH_JOIN_QUERIES, f"only {len(through)}: {through}"
 
 
-def test_sieve_matches_vanilla_beyond_the_in_set(flat_spark, queries):
+def test_sieve_matches_vanilla_beyond_the_in_set(flat_spark, vanilla, queries):
     """The AQE-off subset again with AQE on, at most 2 keys per IN-set and bitmaps of at most 8,192 bits
     (maxBloomBytes=1024, its least): every filter with more keys is an exact bitmap or, over a wider key
     range, a bloom filter (collected in one pass when AQE knows the row count)."""
@@ -294,7 +309,7 @@ def test_sieve_matches_vanilla_beyond_the_in_set(flat_spark, queries):
     kinds = Counter()
     try:
         for n in AQE_OFF_QUERIES:
-            expected = _vanilla_answer(flat_spark, queries, n, cache=_VANILLA)
+            expected = _vanilla_answer(vanilla, queries, n, cache=_VANILLA)
             df = _check_sieve(flat_spark, queries, n, True, expected, where=" (maxInSetSize=2)")
             text = sieve_explain(df, print_it=False)
             kinds.update(k for k in ("in-set", "bitmap", "bloom filter", "empty") if f"filter:  {k}" in text)
@@ -310,7 +325,7 @@ def test_every_query_is_covered(queries):
     assert set(tpcds.SKIPPED) <= set(queries)
 
 
-def test_vanilla_spark_agrees_with_duckdb(flat_spark, queries, tpcds_dir):
+def test_vanilla_spark_agrees_with_duckdb(flat_spark, vanilla, queries, tpcds_dir):
     """The transpiled queries answer on Spark what the original ones answer on DuckDB, over the same
     Parquet files; numbers as floats (the engines type avg and division differently)."""
     import duckdb
@@ -321,7 +336,7 @@ def test_vanilla_spark_agrees_with_duckdb(flat_spark, queries, tpcds_dir):
     for n, sql in tpcds.duckdb_queries(tpcds.connect()).items():
         if n in tpcds.SKIPPED:
             continue
-        rows, columns = _vanilla_answer(flat_spark, queries, n, cache=_VANILLA)
+        rows, columns = _vanilla_answer(vanilla, queries, n, cache=_VANILLA)
         want = con.execute(tpcds.transpile(sql, dialect="duckdb")).fetchall()
         rel_tol = DUCKDB_TOLERANCE.get(n, (1e-6, ""))[0]
         d = diff_answers(_as_floats(want), _as_floats(rows), rel_tol=rel_tol)
@@ -365,10 +380,10 @@ def _dpp_pruned(scans):
     return any(read < static for _, read, static, _ in scans)
 
 
-def _vanilla_partitioned(spark, queries, n, aqe_on):
+def _vanilla_partitioned(vanilla, queries, n, aqe_on):
     """``(rows, columns, fact scans)`` of vanilla Spark on the partitioned layout, run once per setting."""
     if (n, aqe_on) not in _VANILLA_PARTITIONED:
-        rows, columns, df = _run_vanilla(spark, queries, n, aqe_on)
+        rows, columns, df = _run_vanilla(vanilla, queries, n, aqe_on)
         _VANILLA_PARTITIONED[n, aqe_on] = (rows, columns, _fact_scans(df))
     return _VANILLA_PARTITIONED[n, aqe_on]
 
@@ -396,10 +411,10 @@ def _partitioned_cases():
 
 
 @pytest.mark.parametrize("n, aqe_on", list(_partitioned_cases()))
-def test_partitioned_sieve_matches_vanilla(partitioned_spark, queries, n, aqe_on):
+def test_partitioned_sieve_matches_vanilla(partitioned_spark, vanilla, queries, n, aqe_on):
     """On the partitioned layout, sieve's answer equals vanilla's and its fact scans read no more
     partitions than vanilla's (same AQE setting: AQE changes how DPP is planned)."""
-    rows, columns, vanilla_scans = _vanilla_partitioned(partitioned_spark, queries, n, aqe_on)
+    rows, columns, vanilla_scans = _vanilla_partitioned(vanilla, queries, n, aqe_on)
     got, df = _run_sieve(partitioned_spark, queries, n, aqe_on, where=" (partitioned)")
     failures = [_answer_mismatch(n, aqe_on, (rows, columns), got, df, " (partitioned)", vanilla_aqe_on=aqe_on),
                 _more_partitions(n, aqe_on, vanilla_scans, _fact_scans(df))]
@@ -408,7 +423,7 @@ def test_partitioned_sieve_matches_vanilla(partitioned_spark, queries, n, aqe_on
         pytest.fail("\n".join(failures), pytrace=False)
 
 
-def test_partitioned_layout_prunes_with_dpp(partitioned_spark, queries):
+def test_partitioned_layout_prunes_with_dpp(partitioned_spark, vanilla, queries):
     """The checks above are not vacuous: vanilla Spark's DPP prunes fact partitions at run time in most of
     the queries run on the partitioned layout, with AQE on and off, and sieve's plans of most of them hold
     dynamic filters beside DPP (reuses their runs)."""
@@ -416,7 +431,7 @@ def test_partitioned_layout_prunes_with_dpp(partitioned_spark, queries):
     for aqe_on, numbers in ((True, PARTITIONED_QUERIES), (False, PARTITIONED_AQE_OFF_QUERIES)):
         aqe = "on" if aqe_on else "off"
         numbers = [n for n in numbers if n not in tpcds.SKIPPED]
-        pruned = [n for n in numbers if _dpp_pruned(_vanilla_partitioned(partitioned_spark, queries, n, aqe_on)[2])]
+        pruned = [n for n in numbers if _dpp_pruned(_vanilla_partitioned(vanilla, queries, n, aqe_on)[2])]
         filtered = [n for n in numbers if _sieve_filters(partitioned_spark, queries, n, aqe_on)]
         print(f"\nAQE {aqe}, {len(numbers)} queries: DPP pruned partitions in {len(pruned)} {pruned}; "
               f"sieve placed dynamic filters in {len(filtered)} {filtered}")
@@ -458,15 +473,16 @@ def test_partitioned_layout_holds_the_flat_rows(partitioned_spark, tpcds_dir, pa
         assert per_dir == Counter(flat), f"{table}: partition directories do not hold the flat rows by {key}"
 
 
-def test_tpcds_cluster(cluster_spark, queries, tpcds_dir):
+def test_tpcds_cluster(cluster_spark, cluster_vanilla, queries, tpcds_dir):
     """Join-heavy queries with sieve on equal vanilla's when the executors run in their own JVMs."""
     cluster_spark.sparkContext.setLogLevel("ERROR")
-    tpcds.register(cluster_spark, tpcds_dir)
+    for session in (cluster_spark, cluster_vanilla):
+        tpcds.register(session, tpcds_dir)
     force(cluster_spark)  # as in tpcds_spark
     try:
         for n in CLUSTER_QUERIES:
             # vanilla's answer does not depend on where it runs: reuse the local one when there is one
-            expected = _vanilla_answer(cluster_spark, queries, n, cache=_VANILLA)
+            expected = _vanilla_answer(cluster_vanilla, queries, n, cache=_VANILLA)
             _check_sieve(cluster_spark, queries, n, True, expected, where=" on the standalone cluster")
     finally:
         unforce(cluster_spark)

@@ -1,5 +1,6 @@
 """TPC-H answer equality: each of the 22 queries with spark-sieve on (dynamic filters forced onto every
-join the rule allows) equals vanilla Spark's (``spark.sieve.enabled=false``), AQE on and off. Data at
+join the rule allows) equals vanilla Spark's (conftest's ``vanilla``: a session without the extension, its temp
+views over the same files), AQE on and off. Data at
 sf=0.01 from tpchgen-cli (tests/tpch.py), cached under ``$SIEVE_CACHE/tpch``; answers compared as
 multisets (the final LIMIT stripped, as in test_tpcds.py)."""
 
@@ -19,18 +20,19 @@ _FILTERED = {}   # query number -> dynamic filter operators in sieve's plan (AQE
 
 
 @pytest.fixture(scope="module")
-def tpch_spark(spark):
+def tpch_spark(spark, vanilla):
     spark.sparkContext.setLogLevel("ERROR")
-    tpch.register(spark, tpch.generate(CACHE / "sf0.01", 0.01, parts=2))
+    data = tpch.generate(CACHE / "sf0.01", 0.01, parts=2)
+    for session in (spark, vanilla):
+        tpch.register(session, data)
     force(spark)
     yield spark
     unforce(spark)
-    for key in ("spark.sieve.enabled", "spark.sql.adaptive.enabled"):
-        spark.conf.unset(key)
+    for session in (spark, vanilla):
+        session.conf.unset("spark.sql.adaptive.enabled")
 
 
-def _rows(spark, sql, sieve_on, aqe_on):
-    spark.conf.set("spark.sieve.enabled", str(sieve_on).lower())
+def _rows(spark, sql, aqe_on):
     spark.conf.set("spark.sql.adaptive.enabled", str(aqe_on).lower())
     df = spark.sql(sql)
     return [tuple(r) for r in df.collect()], df
@@ -38,9 +40,9 @@ def _rows(spark, sql, sieve_on, aqe_on):
 
 @pytest.mark.parametrize("aqe_on", [True, False], ids=["aqe_on", "aqe_off"])
 @pytest.mark.parametrize("n", sorted(QUERIES), ids=[f"q{n:02d}" for n in sorted(QUERIES)])
-def test_sieve_matches_vanilla(tpch_spark, n, aqe_on):
-    expected, _ = _rows(tpch_spark, QUERIES[n], sieve_on=False, aqe_on=aqe_on)
-    got, df = _rows(tpch_spark, QUERIES[n], sieve_on=True, aqe_on=aqe_on)
+def test_sieve_matches_vanilla(tpch_spark, vanilla, n, aqe_on):
+    expected, _ = _rows(vanilla, QUERIES[n], aqe_on=aqe_on)
+    got, df = _rows(tpch_spark, QUERIES[n], aqe_on=aqe_on)
     d = diff_answers(expected, got)
     assert d is None, (f"TPC-H q{n} (AQE {aqe_on}): {len(d[0])} rows only in vanilla's answer, {len(d[1])} only "
                        f"in sieve's: {d[0][:3]} / {d[1][:3]}\n{df._jdf.queryExecution().executedPlan().toString()}")
