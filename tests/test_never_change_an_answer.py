@@ -10,6 +10,7 @@ predicates reordered, so the answer proves something.
 
 import os
 from collections import Counter
+from contextlib import contextmanager
 
 import pytest
 
@@ -65,18 +66,25 @@ def tables(spark, vanilla, tmp_path_factory):
     return root
 
 
-def run(spark, query, settings):
-    """(DataFrame, rows) of `query` in `spark` under `settings` (on a vanilla session, their spark.sql ones)."""
-    if not sieve_rules(spark):
+@contextmanager
+def settings_on(session, settings):
+    """`settings` set on `session` for the block (on a vanilla session, only those that are not spark.sieve.*)."""
+    if not sieve_rules(session):
         settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
     for k, v in settings.items():
-        spark.conf.set(k, v)
+        session.conf.set(k, v)
     try:
-        df = spark.sql(query)
-        return df, Counter(map(tuple, df.collect()))
+        yield
     finally:
         for k in settings:
-            spark.conf.unset(k)
+            session.conf.unset(k)
+
+
+def run(spark, query, settings):
+    """(DataFrame, rows) of `query` in `spark` under `settings`."""
+    with settings_on(spark, settings):
+        df = spark.sql(query)
+        return df, Counter(map(tuple, df.collect()))
 
 
 def both(spark, vanilla, query, **settings):
@@ -166,15 +174,8 @@ def test_a_filter_only_serves_its_own_join_and_declines_the_others(spark, vanill
 
 def _shape(session, query, settings):
     """The optimised plan of `query` in `session` without expression ids (a plan only, nothing runs)."""
-    if not sieve_rules(session):
-        settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
-    for k, v in settings.items():
-        session.conf.set(k, v)
-    try:
+    with settings_on(session, settings):
         return optimized_shape(session.sql(query))
-    finally:
-        for k in settings:
-            session.conf.unset(k)
 
 
 def assert_reordered(spark, vanilla, query, settings=None):
