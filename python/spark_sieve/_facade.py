@@ -29,9 +29,10 @@ def translate(error: Py4JJavaError) -> SieveError:
 
 
 class Facade:
-    """Calls into ``sieve.api.PythonFacade`` for one session, after checking the extension is on."""
+    """Calls into ``sieve.api.PythonFacade`` for one session, after checking the extension is on (or, for a
+    call that asks nothing of the session, ``needs_extension=False``: that the jar is loaded)."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: Any, needs_extension: bool = True) -> None:
         jvm = getattr(spark, "_jvm", None)
         if jvm is None:
             raise SieveError(
@@ -45,7 +46,7 @@ class Facade:
             )
         self._facade = facade
         self._jsession = spark._jsparkSession
-        if not self.call("isRegistered", self._jsession):
+        if needs_extension and not self.call("isRegistered", self._jsession):
             raise ExtensionNotEnabledError(
                 f"the spark-sieve jar is loaded but {EXTENSION_CLASS} is not in this session's "
                 "spark.sql.extensions. " + _HOW_TO_ENABLE

@@ -193,7 +193,7 @@ class _Unread(BulkFilter):
 def _read_json(spark: Any, text: str) -> BulkFilter:
     """The tree ``text`` holds, read and checked by ``spark``'s JVM, which writes it back in ``to_json``'s form."""
     canonical = (_connect.read_tree(spark, text) if _connect.is_connect(spark)
-                 else Facade(spark).call("canonicalTree", text))
+                 else Facade(spark, needs_extension=False).call("canonicalTree", text))  # (the jar's parser alone)
     return _from_canonical(json.loads(canonical))
 
 
