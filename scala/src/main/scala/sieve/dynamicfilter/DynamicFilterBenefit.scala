@@ -7,8 +7,8 @@ import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExcha
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
-import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 import sieve.dynamicfilter.FilterPlans._
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /** Whether a dynamic filter pays: [[DynamicFilterBenefit.Place]], or a decline with its reason. */
 sealed trait Decision {

@@ -1,14 +1,13 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Expression, IsNotNull, Literal,
-  PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpression, Expression, IsNotNull,
+  Literal, PredicateHelper}
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
-import org.apache.spark.sql.catalyst.expressions.Attribute
 
 import sieve.plan.PlanMemo
 import sieve.scan.PrunedScanBytes
