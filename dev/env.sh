@@ -102,3 +102,27 @@ export_connect_server_jar() {
   SIEVE_CONNECT_SERVER_JAR="$(connect_server_jar)"
   export SIEVE_CONNECT_SERVER_JAR
 }
+
+# The line's Delta Lake and Iceberg jars (_spark_lines.py's TABLE_FORMATS), for the tests of tables in those
+# formats: fetched once through Maven into .cache/formats-<line>/; exports SIEVE_FORMAT_JARS, "FORMAT=JAR"
+# pairs joined by commas (empty for a line without releases: those tests then skip, naming the line).
+export_format_jars() {
+  local dir="$CACHE/formats-$SPARK_LINE" lock name coordinate jar pairs=()
+  mkdir -p "$CACHE"
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  while read -r name coordinate; do
+    [ -n "$name" ] || continue
+    IFS=: read -r _ artifact version <<<"$coordinate"
+    jar="$dir/$artifact-$version.jar"
+    if [ ! -f "$jar" ]; then
+      log "fetching $coordinate through Maven (once)"
+      mvn -q -B -Dmaven.repo.local="$CACHE/m2" dependency:copy "-Dartifact=$coordinate" "-DoutputDirectory=$dir" >&2 ||
+        { log "fetching $coordinate failed"; exit 1; }
+    fi
+    pairs+=("$name=$jar")
+  done < <(python3 "$ROOT/python/spark_sieve/_spark_lines.py" --table-formats "$SPARK_LINE")
+  flock -u "$lock"
+  SIEVE_FORMAT_JARS="$(IFS=,; echo "${pairs[*]-}")"
+  export SIEVE_FORMAT_JARS
+}

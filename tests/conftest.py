@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
+import table_formats
 from spark_line import CONNECT_SERVER_APART
 from standalone import StandaloneCluster
 from vanilla_session import vanilla_session_over
@@ -49,7 +50,10 @@ def _jvm_started_by_a_classic_session(jar):
     the settings of the session that launches the JVM to it as system properties, which every later
     SparkContext inherits: a JVM launched by a local Spark Connect session would start a Connect server
     (on its one fixed port) with each later session (e.g. `pytest tests/test_connect.py tests/test_session.py`)."""
-    sieve.configure(_classic_builder()).getOrCreate().stop()
+    builder = _classic_builder()
+    if table_formats.classpath():  # Delta's and Iceberg's jars, for test_table_formats: on the JVM's classpath
+        builder = builder.config("spark.driver.extraClassPath", table_formats.classpath())
+    sieve.configure(builder).getOrCreate().stop()
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +75,25 @@ def vanilla(spark):
     sc = SparkContext._active_spark_context
     assert sc is not None and sc._jsc is not None, "no SparkContext in this process for a vanilla session"
     return vanilla_session_over(sc)
+
+
+@pytest.fixture(scope="module")
+def formats_spark(jar, tmp_path_factory):
+    """A local[2] session with spark-sieve that reads this line's table formats (table_formats: Delta's path
+    tables, Iceberg's catalog `ice` over a fresh directory): one per test module, as `spark`."""
+    _stop_active_session()
+    builder = _classic_builder().config("spark.sql.extensions", ",".join(table_formats.extensions()))
+    for key, value in table_formats.session_settings(tmp_path_factory.mktemp("warehouse")).items():
+        builder = builder.config(key, value)
+    session = sieve.configure(builder).getOrCreate()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def formats_vanilla(formats_spark):
+    """Vanilla Spark (the table formats' extensions, not spark-sieve's) over `formats_spark`'s context."""
+    return vanilla_session_over(formats_spark.sparkContext, table_formats.extensions())
 
 
 @pytest.fixture(scope="module")

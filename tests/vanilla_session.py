@@ -6,8 +6,9 @@ from pyspark.sql import SparkSession
 from spark_line import LINE
 
 
-def vanilla_session_over(sc):
-    """A classic session over the SparkContext `sc` with no extension at all: the reference side of every answer
+def vanilla_session_over(sc, extensions=()):
+    """A classic session over the SparkContext `sc` with no extension but `extensions` (class names: a table
+    format's, which its tables cannot be read without), none by default: the reference side of every answer
     test. `SparkSession.newSession()` and `new SparkSession(sc)` both apply the extensions the context's
     `spark.sql.extensions` names (spark-sieve's, set by spark_sieve.configure), so neither is vanilla; the
     primary constructor (private[sql] in Scala, public in bytecode) takes the extensions to use: here an empty
@@ -16,7 +17,13 @@ def vanilla_session_over(sc):
     jvm = sc._jvm
     none = getattr(getattr(jvm.scala, "None$"), "MODULE$")
     no_options = getattr(getattr(jvm.scala.collection.immutable, "Map$"), "MODULE$").empty()
+    injected = extensions
     extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
+    for name in injected:
+        extension = jvm
+        for part in name.split("."):
+            extension = getattr(extension, part)
+        extension().apply(extensions)
     if LINE >= (4, 0):  # (context, sharedState, parentSessionState, extensions, options, parentManagedJobTags)
         jsession = jvm.org.apache.spark.sql.classic.SparkSession(sc._jsc.sc(), none, none, extensions, no_options,
                                                                 no_options)

@@ -26,6 +26,19 @@ CONNECT_SERVER = {"3.5": "3.5.7"}
 # and pyarrow 20 on needs numpy 2 (its wheels do not say so: pip would take the newest and Connect fail to start)
 LINE_REQUIREMENTS = {"3.5": ("pyarrow==19.0.1",)}
 
+# The Delta Lake and Apache Iceberg releases built for a line (Maven coordinates, each jar without its
+# dependencies: Spark ships the rest). Test dependencies only, fetched by dev/test into .cache/formats-<line>/:
+# the tests of tables in a format run on the lines that have its release and skip, naming the line, elsewhere.
+# (Delta's releases after 4.1.0 still build on Spark 4.1; Iceberg has no runtime for Spark 4.2 or 4.3 yet.)
+TABLE_FORMATS = {
+    "3.5": {"delta": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
+            "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1",)},
+    "4.0": {"delta": ("io.delta:delta-spark_2.13:4.0.1", "io.delta:delta-storage:4.0.1"),
+            "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.1",)},
+    "4.1": {"delta": ("io.delta:delta-spark_2.13:4.1.0", "io.delta:delta-storage:4.1.0"),
+            "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",)},
+}
+
 NEWEST = SPARK_LINES[-1][0]
 OLDEST = SPARK_LINES[0][0]
 
@@ -36,7 +49,7 @@ OLDEST = SPARK_LINES[0][0]
 # vanilla's answer with the plan shape. Not everything there: the tests are CPU-bound (two pytest workers on
 # two cores took longer than one), so a whole run costs its full time (3.5's: 11 of a cold .ci/run's 35 minutes).
 EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_cluster.py",
-                    "tests/test_session.py", "tests/test_package.py")
+                    "tests/test_session.py", "tests/test_package.py", "tests/test_table_formats.py")
 
 
 def ci_tests(line: str) -> tuple[str, ...] | None:
@@ -63,6 +76,7 @@ if __name__ == "__main__":
     # dev/env.sh: `python3 _spark_lines.py [LINE]` prints "LINE PYSPARK SCALA" (default: the newest line);
     # `--all` prints every line's, `--ci-tests LINE` the pytest modules CI runs on it, `--connect-server LINE`
     # its separate Spark Connect server release (if any), `--requirements LINE` its own pip requirements,
+    # `--table-formats LINE` its Delta and Iceberg jars,
     # `--table` README's table; an unknown line exits non-zero naming the supported ones.
     import sys
 
@@ -72,6 +86,9 @@ if __name__ == "__main__":
         sys.exit()
     if sys.argv[1:2] == ["--connect-server"]:  # the separate Spark Connect server release of a line, or nothing
         print(CONNECT_SERVER.get(sys.argv[2], ""))
+        sys.exit()
+    if sys.argv[1:2] == ["--table-formats"]:  # "FORMAT COORDINATE" per jar of the line's Delta / Iceberg releases
+        print("\n".join(f"{name} {c}" for name, cs in TABLE_FORMATS.get(sys.argv[2], {}).items() for c in cs))
         sys.exit()
     if sys.argv[1:2] == ["--requirements"]:  # a line's own pip requirements, one per line
         print("\n".join(LINE_REQUIREMENTS.get(sys.argv[2], ())))

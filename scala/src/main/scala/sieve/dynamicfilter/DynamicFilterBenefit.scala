@@ -63,10 +63,7 @@ object DynamicFilterBenefit {
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
     val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
-    val partitionColumns = scan match {
-      case s: FileSourceScanExec => s.relation.partitionSchema.fieldNames.toSeq
-      case _ => Nil
-    }
+    val partitionColumns = FilterPlans.partitionColumns(scan)
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
     val least = minScanBytes(target, source, route)

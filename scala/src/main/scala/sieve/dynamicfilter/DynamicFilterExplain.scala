@@ -26,7 +26,8 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
             s"  keys:    ${mi("numKeys", i)} collected, ${mi("buildTime", i)} ms on the driver" +
               (if (mi("filterBytes", i) > 0) s", filter of ${mi("filterBytes", i)} bytes" else ""),
             s"  scan:    ${mi("filesSkipped", i)} files, ${mi("rowGroupsSkipped", i)} row groups " +
-              s"(${mi("rowsSkipped", i)} rows) skipped by footer statistics in ${mi("footerTime", i)} ms")
+              s"(${mi("rowsSkipped", i)} rows) skipped by file statistics (footers or the table's own: the filter line says which) in " +
+              s"${mi("footerTime", i)} ms")
         }).mkString("\n")
     }
   }

@@ -3,10 +3,12 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpression, Expression, IsNotNull,
   Literal, PredicateHelper}
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 
 import sieve.plan.PlanMemo
@@ -25,8 +27,12 @@ object FilterPlans extends PredicateHelper {
     join.setTagValue(NoFilter, why)
   }
 
-  /** A file scan or cached table outside the stages AQE has made: the only nodes a filter can go on. */
-  def targetable(p: SparkPlan): Boolean = p.isInstanceOf[FileSourceScanExec] || p.isInstanceOf[InMemoryTableScanExec]
+  /** A file scan, a data source V2 scan (Iceberg, Delta's and other connectors' V2 reads) or a cached table
+   * outside the stages AQE has made: the only nodes a filter can go on. */
+  def targetable(p: SparkPlan): Boolean = p match {
+    case _: FileSourceScanExec | _: BatchScanExec | _: InMemoryTableScanExec => true
+    case _ => false
+  }
 
   /** The scan under a filter's target (its own filters and dynamic filters aside). */
   def scanOf(target: SparkPlan): SparkPlan = target match {
@@ -37,6 +43,7 @@ object FilterPlans extends PredicateHelper {
 
   def nameOf(scan: SparkPlan): String = scan match {
     case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
+    case s: BatchScanExec => s"the scan of ${s.table.name}"
     case _ => "the cached table"
   }
 
@@ -97,13 +104,30 @@ object FilterPlans extends PredicateHelper {
     case _ => false
   }
 
-  /** A file scan with a partition filter that can drop partitions (not AQE's dropped DPP, `true`). */
-  def prunedByPartition(scan: SparkPlan): Boolean = scan match {
-    case s: FileSourceScanExec => s.partitionFilters.exists {
+  /** A file scan with a partition filter that can drop partitions (not AQE's dropped DPP, `true`), or a V2
+   * scan with a runtime filter that can. */
+  def prunedByPartition(scan: SparkPlan): Boolean = {
+    def prunes(filters: Seq[Expression]) = filters.exists {
       case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false
       case _ => true
     }
-    case _ => false
+    scan match {
+      case s: FileSourceScanExec => prunes(s.partitionFilters)
+      case s: BatchScanExec => prunes(s.runtimeFilters)
+      case _ => false
+    }
+  }
+
+  /** The columns of `scan` whose keys are dynamic partition pruning's: a file scan's partition columns, the
+   * columns a V2 scan filters its partitions by at run time (`SupportsRuntimeV2Filtering.filterAttributes`,
+   * which Spark's DPP hands its keys to: Iceberg's partition source columns, hidden partitioning's too). */
+  def partitionColumns(scan: SparkPlan): Seq[String] = scan match {
+    case s: FileSourceScanExec => s.relation.partitionSchema.fieldNames.toSeq
+    case s: BatchScanExec => s.scan match {
+      case r: SupportsRuntimeV2Filtering => r.filterAttributes.toSeq.map(_.fieldNames.mkString("."))
+      case _ => Nil
+    }
+    case _ => Nil
   }
 
   /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
@@ -138,6 +162,7 @@ object FilterPlans extends PredicateHelper {
     case s: QueryStageExec => tablesOf(s.plan)
     case r: ReusedExchangeExec => tablesOf(r.child)
     case s: FileSourceScanExec => s.relation.location.rootPaths.map(_.toString)
+    case s: BatchScanExec => Seq(s.table.name)
     case leaf if leaf.children.isEmpty => Seq(leaf.nodeName)
     case other => other.children.flatMap(tablesOf)
   }

@@ -3,11 +3,10 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.SparkShims
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.{Cross, ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SortExec, SparkPlan,
+import org.apache.spark.sql.execution.{FilterExec, InputAdapter, ProjectExec, SortExec, SparkPlan,
   UnionExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
 import org.apache.spark.sql.internal.SQLConf
@@ -76,7 +75,8 @@ object KeyLineage {
       def byPartition(spec: Seq[Expression]): Option[SparkPlan] =
         over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
       p match {
-        case _: DynamicFilterExec | _: FileSourceScanExec | _: InMemoryTableScanExec => at(p, ks, route)
+        case _: DynamicFilterExec => at(p, ks, route)
+        case scan if FilterPlans.targetable(scan) => at(p, ks, route)
         case f: FilterExec if overScan(f) => at(f, ks, route)
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
@@ -248,7 +248,7 @@ object KeyLineage {
   }
 
   private def overScan(p: SparkPlan): Boolean = p match {
-    case _: FileSourceScanExec | _: InMemoryTableScanExec => true
+    case scan if FilterPlans.targetable(scan) => true
     case f: FilterExec => f.condition.deterministic && overScan(f.child)
     case _ => false
   }

@@ -89,6 +89,7 @@ object KeyPrunedFileIndex {
     @volatile var footersRead = 0L
     @volatile var footersNotRead = 0L  // files listed when more than the limit: not pruned
     @volatile var footersSampled = 0L  // of those, the files whose footers were read for an estimate
+    @volatile var tableStatsFiles = 0L // files the table format's own statistics decided on (no footer read)
   }
 
   /** How many footers of a listing longer than `maxFooterFiles` are read to estimate from. */

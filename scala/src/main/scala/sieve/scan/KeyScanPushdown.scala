@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, 
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 
+import sieve.formats.TableFormats
 import sieve.plan.PlanMemo
 import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
@@ -43,28 +44,56 @@ object KeyScanPushdown {
       publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) =
     scanBelow(plan, key).map { scan =>
       val column = scan.output.find(_.exprId == key.exprId).get
-      val ranges = keys.ranges(limits.maxRanges)
-      val footers = ranges.flatMap(footerPruning(scan, column, _, limits.maxFooterFiles, conf, publish))
-      val predicates = (keys, footers) match {
-        case (EmptyKeySet, _) => Seq(Literal(false))
-        case (_, Some((_, Some(skipsInsideFiles), _))) =>
-          // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
-          if (skipsInsideFiles) ranges.map(rangePredicate(column, _)).toSeq else Nil
-        case (k, Some((_, None, _))) =>
-          // a footer without the key's statistics: the keys' one range only, a min/max check per row group;
-          // an IN-list or many ranges cost every file's reader its dictionary and page-index checks (TPC-DS
-          // q7, store_sales partitioned by date, 366 files read: 3.29 s vs 2.71 s, vanilla 2.58)
-          k.ranges(1).map(rangePredicate(column, _)).toSeq
-        case (k, None) => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
-          ranges.map(rangePredicate(column, _)).toSeq
-      }
-      val pushed = Pushed(predicates, footers.map(_._3))
-      if (predicates.isEmpty && footers.forall(_._1 eq scan.relation)) (plan, pushed)
-      else (plan.transformUp {
-        case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
-          relation = footers.map(_._1).getOrElse(scan.relation), dataFilters = scan.dataFilters ++ predicates))
-      }, pushed)
+      if (TableFormats.isDelta(scan.relation.location)) tablePruning(plan, scan, column, keys, limits, publish)
+      else filePruning(plan, scan, column, keys, limits, conf, publish)
     }.getOrElse((plan, Pushed(Nil, None)))
+
+  /** `plan` with `keys` pushed into `scan`: the files whose footers hold no key left out of its listing, the
+   * ranges (or the IN-set) pushed to its reader where they skip row groups. */
+  private def filePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
+      limits: Limits, conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
+    val ranges = keys.ranges(limits.maxRanges)
+    val footers = ranges.flatMap(footerPruning(scan, column, _, limits.maxFooterFiles, conf, publish))
+    val predicates = (keys, footers) match {
+      case (EmptyKeySet, _) => Seq(Literal(false))
+      case (_, Some((_, Some(skipsInsideFiles), _))) =>
+        // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
+        if (skipsInsideFiles) ranges.map(rangePredicate(column, _)).toSeq else Nil
+      case (k, Some((_, None, _))) =>
+        // a footer without the key's statistics: the keys' one range only, a min/max check per row group;
+        // an IN-list or many ranges cost every file's reader its dictionary and page-index checks (TPC-DS
+        // q7, store_sales partitioned by date, 366 files read: 3.29 s vs 2.71 s, vanilla 2.58)
+        k.ranges(1).map(rangePredicate(column, _)).toSeq
+      case (k, None) => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
+        ranges.map(rangePredicate(column, _)).toSeq
+    }
+    val pushed = Pushed(predicates, footers.map(_._3))
+    if (predicates.isEmpty && footers.forall(_._1 eq scan.relation)) (plan, pushed)
+    else (plan.transformUp {
+      case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
+        relation = footers.map(_._1).getOrElse(scan.relation), dataFilters = scan.dataFilters ++ predicates))
+    }, pushed)
+  }
+
+  /** `plan` with `keys` pushed into the data filters of `scan`, a Delta table's, as an IN-set (small ones) and
+   * key ranges: the table skips the files whose log statistics hold no key as it lists them, before any is
+   * opened, and the reader the row groups. */
+  private def tablePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
+      limits: Limits, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
+    val predicates = keys match {
+      case EmptyKeySet => Seq(Literal(false))
+      case k => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
+        k.ranges(limits.maxRanges).map(rangePredicate(column, _)).toSeq
+    }
+    if (predicates.isEmpty) return (plan, Pushed(Nil, None))
+    val counts = new KeyPrunedFileIndex.Counts(publish)
+    val relation = scan.relation
+    val index = new TableStatsFileIndex(relation.location, predicates, "the Delta log", counts)
+    (plan.transformUp {
+      case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
+        relation = relation.copy(location = index)(relation.sparkSession), dataFilters = scan.dataFilters ++ predicates))
+    }, Pushed(predicates, Some(counts)))
+  }
 
   /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
    * is copied when the scan gets the pushed filter, so it holds nothing whose state the generated code
@@ -197,11 +226,12 @@ object KeyScanPushdown {
     scanBelow(plan, key).filter(s => s.relation.location.isInstanceOf[PartitioningAwareFileIndex] &&
       (!whole || listed(s).size <= maxFiles)).flatMap(_ => rowGroups(plan, key, maxFiles, conf))
 
-  /** A plain Parquet scan of an integral or date data column, whose footers may be read. */
+  /** A plain Parquet scan of an integral or date data column, whose footers may be read: not a Delta table's,
+   * whose files may name its columns otherwise (column mapping: an older column may hold the name there). */
   private def footersUsable(scan: FileSourceScanExec, column: Attribute, maxFiles: Long, conf: SQLConf): Boolean = {
     val relation = scan.relation
     val resolver = conf.resolver
-    relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 &&
+    relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 && !TableFormats.isDelta(relation.location) &&
       !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
       KeyPrunedFileIndex.supports(column.dataType) &&
       relation.dataSchema.exists(f => resolver(f.name, column.name)) &&

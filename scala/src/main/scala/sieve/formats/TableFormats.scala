@@ -1,0 +1,20 @@
+package sieve.formats
+
+import org.apache.spark.sql.execution.datasources.FileIndex
+
+/**
+ * The table formats whose own per-file statistics decide what a scan reads, known by their classes' names:
+ * spark-sieve compiles and runs without them, and a session without a format on its classpath sees nothing
+ * of this. A Delta table's file index skips files by its log's statistics (min, max and null count per
+ * column, under the physical names of column mapping) for the data filters its scan lists files with, and
+ * its deletion vectors stay its own: a predicate added there prunes files before any is opened.
+ */
+object TableFormats {
+  private val DeltaFileIndex = "org.apache.spark.sql.delta.files.TahoeFileIndex"
+
+  /** Whether `index` lists a Delta table's files (of the snapshot its query reads: time travel's included). */
+  def isDelta(index: FileIndex): Boolean = extendsClass(index.getClass, DeltaFileIndex)
+
+  private def extendsClass(c: Class[_], name: String): Boolean =
+    Iterator.iterate[Class[_]](c)(_.getSuperclass).takeWhile(_ != null).exists(_.getName == name)
+}

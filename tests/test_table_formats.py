@@ -1,0 +1,219 @@
+"""Dynamic filters on tables in Delta Lake and Apache Iceberg (the line's releases: table_formats). Each case
+runs a star join on a fact table in a format, in spark-sieve's session and in vanilla Spark's (the formats'
+extensions only), compares the answers and asserts the plan: a DynamicFilter on the fact's scan, or the
+decline that keeps Spark's own pruning. The tables do what the formats do to a reader: Delta's deletion
+vectors, column mapping (physical names other than the logical ones) and time travel; Iceberg's position
+deletes, renamed and re-added columns, partition evolution, hidden partitioning and time travel."""
+
+import re
+from collections import Counter
+
+import pytest
+
+import table_formats
+from plans import declined_joins, dynamic_filters
+
+DIM_KEYS = 1500
+FACT_ROWS = 30000
+
+
+def star(fact, key="k"):
+    """A star join keeping 1% of the fact's keys (15 of 1,500)."""
+    return f"SELECT f.{key}, f.v FROM {fact} f JOIN dim d ON f.{key} = d.k WHERE d.cat = 7"
+
+
+SETTINGS = {"broadcast": {"spark.sql.autoBroadcastJoinThreshold": "10485760"},
+            "sort-merge": {"spark.sql.autoBroadcastJoinThreshold": "-1",
+                           "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}}
+CASES = [(join, aqe) for join in SETTINGS for aqe in ("true", "false")]
+
+
+def _run(session, query, settings):
+    for k, v in settings.items():
+        session.conf.set(k, v)
+    try:
+        df = session.sql(query)
+        return df, df.collect()
+    finally:
+        for k in settings:
+            session.conf.unset(k)
+
+
+def same_answer(spark, vanilla, query, join="sort-merge", aqe="true"):
+    """spark-sieve's DataFrame of `query` (after checking its rows equal vanilla's, and that there are some)."""
+    settings = {**SETTINGS[join], "spark.sql.adaptive.enabled": aqe}
+    _, expected = _run(vanilla, query, settings)
+    # every row tested (a broadcast join's filter is otherwise left out where the fact's keys are spread
+    # over every row group, as here); no scan too small for a filter
+    df, actual = _run(spark, query, {**settings, "spark.sieve.dynamicFilter.sameStageRowTest": "true",
+                                     "spark.sieve.dynamicFilter.minApplicationBytes": "0"})
+    assert expected, f"no rows: the case tests nothing ({query})"
+    assert Counter(map(tuple, actual)) == Counter(map(tuple, expected)), query
+    return df
+
+
+def filtered(df):
+    """The fact scan got a dynamic filter (or explain's reasons, for the assertion's message)."""
+    from spark_sieve import explain
+    return bool(dynamic_filters(df)), explain(df, print_it=False)
+
+
+@pytest.fixture(scope="module")
+def dim(formats_spark, formats_vanilla, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("dim") / "dim")
+    formats_spark.range(DIM_KEYS).selectExpr("CAST(id AS INT) AS k", "CAST(id % 100 AS INT) AS cat",
+                                             "CAST(id DIV 100 AS INT) AS band") \
+        .write.parquet(path)
+    for session in (formats_spark, formats_vanilla):
+        session.read.parquet(path).createOrReplaceTempView("dim")
+    return path
+
+
+def _fact(spark):
+    return spark.range(FACT_ROWS).selectExpr(f"CAST(id % {DIM_KEYS} AS INT) AS k", "id AS v",
+                                             "DATE'2024-01-01' + CAST(id % 40 AS INT) AS day").repartition(4)
+
+
+# ------------------------------------------------------------------------------------------------ Delta
+
+@pytest.fixture(scope="module")
+def delta(formats_spark, dim, tmp_path_factory):
+    """Path tables: `plain`; `dv`, rows deleted through deletion vectors (version 1 before the delete);
+    `mapped`, column mapping by name turned on, k renamed to key, a new column named k added, rows written;
+    `clustered`, 8 files of key ranges."""
+    table_formats.require("delta")
+    spark, root = formats_spark, tmp_path_factory.mktemp("delta")
+    paths = {name: str(root / name) for name in ("plain", "dv", "mapped", "clustered")}
+    _fact(spark).write.format("delta").save(paths["plain"])
+    _fact(spark).repartitionByRange(8, "k").sortWithinPartitions("k").write.format("delta").save(paths["clustered"])
+    spark.sql(f"CREATE TABLE delta.`{paths['dv']}` (k INT, v BIGINT, day DATE) USING delta "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    _fact(spark).write.format("delta").mode("append").save(paths["dv"])
+    spark.sql(f"DELETE FROM delta.`{paths['dv']}` WHERE v % 7 = 0")
+    # mapping turned on after the first files: their column k keeps the physical name k, which the new k
+    # (another column) must not be read by
+    _fact(spark).write.format("delta").save(paths["mapped"])
+    spark.sql(f"ALTER TABLE delta.`{paths['mapped']}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+              "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')")
+    spark.sql(f"ALTER TABLE delta.`{paths['mapped']}` RENAME COLUMN k TO key")
+    spark.sql(f"ALTER TABLE delta.`{paths['mapped']}` ADD COLUMN k INT")
+    _fact(spark).selectExpr("k AS key", "v + 100000 AS v", "day", f"(k + 7) % {DIM_KEYS} AS k") \
+        .write.format("delta").mode("append").save(paths["mapped"])
+    return {name: f"delta.`{path}`" for name, path in paths.items()}
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_delta_star_join(formats_spark, formats_vanilla, delta, join, aqe):
+    df = same_answer(formats_spark, formats_vanilla, star(delta["plain"]), join, aqe)
+    placed, why = filtered(df)
+    assert placed, why
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_delta_deletion_vectors(formats_spark, formats_vanilla, delta, join, aqe):
+    metrics = formats_spark.sql(f"DESCRIBE HISTORY {delta['dv']}").where("operation = 'DELETE'") \
+        .first()["operationMetrics"]
+    assert int(metrics["numDeletionVectorsAdded"]) > 0, metrics
+    df = same_answer(formats_spark, formats_vanilla, star(delta["dv"]), join, aqe)
+    placed, why = filtered(df)
+    assert placed, why
+
+
+def test_delta_column_mapping(formats_spark, formats_vanilla, delta):
+    """The files name columns by their physical names, and the first files' `k` is the column now named key:
+    a join on either keeps its own rows (the first files hold no new k: NULL there)."""
+    for key in ("key", "k"):
+        for join, aqe in CASES:
+            df = same_answer(formats_spark, formats_vanilla, star(delta["mapped"], key=key), join, aqe)
+            placed, why = filtered(df)
+            assert placed, why
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_delta_clustered_files_skipped_by_the_log(formats_spark, formats_vanilla, delta, join, aqe):
+    """Keys 300..399 lie in one or two of the 8 files: the log's statistics skip the others, no footer read."""
+    query = f"SELECT f.k, f.v FROM {delta['clustered']} f JOIN dim d ON f.k = d.k WHERE d.band = 3"
+    df = same_answer(formats_spark, formats_vanilla, query, join, aqe)
+    placed, why = filtered(df)
+    skipped = re.search(r"the Delta log's statistics of 8 files read \(no footer\): (\d+) files skipped", why)
+    assert placed and skipped and int(skipped.group(1)) >= 6, why
+    assert "footers of" not in why, why
+
+
+def test_delta_time_travel(formats_spark, formats_vanilla, delta):
+    """Version 1 (before the delete) and the latest answer differently; each equals vanilla's."""
+    before = same_answer(formats_spark, formats_vanilla, star(f"{delta['dv']} VERSION AS OF 1"))
+    after = same_answer(formats_spark, formats_vanilla, star(delta["dv"]))
+    assert before.count() > after.count()
+    assert filtered(before)[0] and filtered(after)[0]
+
+
+# ------------------------------------------------------------------------------------------------ Iceberg
+
+@pytest.fixture(scope="module")
+def iceberg(formats_spark, dim):
+    """Tables of catalog `ice`: `deleted`, v2 with position deletes (merge-on-read; its first snapshot before
+    them); `evolved`, k renamed to key, a new column named k added, and rows written after; `partitioned`, by
+    days(day), then bucket(4, k) added (partition evolution) and rows written after."""
+    table_formats.require("iceberg")
+    spark = formats_spark
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS ice.db")
+    spark.sql("CREATE TABLE ice.db.deleted (k INT, v BIGINT, day DATE) USING iceberg TBLPROPERTIES "
+              "('format-version' = '2', 'write.delete.mode' = 'merge-on-read')")
+    _fact(spark).writeTo("ice.db.deleted").append()
+    spark.sql("DELETE FROM ice.db.deleted WHERE v % 7 = 0")
+    spark.sql("CREATE TABLE ice.db.evolved (k INT, v BIGINT, day DATE) USING iceberg")
+    _fact(spark).writeTo("ice.db.evolved").append()
+    spark.sql("ALTER TABLE ice.db.evolved RENAME COLUMN k TO key")
+    spark.sql("ALTER TABLE ice.db.evolved ADD COLUMN k INT")
+    _fact(spark).selectExpr("k AS key", "v + 100000 AS v", "day", "(k + 7) % 1500 AS k") \
+        .writeTo("ice.db.evolved").append()
+    # (few partitions: a writer task keeps a file open for each)
+    few_days = _fact(spark).selectExpr("k", "v", "DATE'2024-01-01' + CAST(v % 4 AS INT) AS day")
+    spark.sql("CREATE TABLE ice.db.partitioned (k INT, v BIGINT, day DATE) USING iceberg PARTITIONED BY (days(day))")
+    few_days.writeTo("ice.db.partitioned").append()
+    spark.sql("ALTER TABLE ice.db.partitioned ADD PARTITION FIELD bucket(4, k)")
+    few_days.selectExpr("k", "v + 100000 AS v", "day").writeTo("ice.db.partitioned").append()
+    return spark
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_iceberg_position_deletes(formats_spark, formats_vanilla, iceberg, join, aqe):
+    deletes = formats_spark.sql("SELECT count(*) FROM ice.db.deleted.delete_files").first()[0]
+    assert deletes > 0, "the DELETE wrote no position delete files"
+    df = same_answer(formats_spark, formats_vanilla, star("ice.db.deleted"), join, aqe)
+    placed, why = filtered(df)
+    assert placed, why
+
+
+def test_iceberg_schema_evolution(formats_spark, formats_vanilla, iceberg):
+    """The join column renamed (key: field id of the first k) and a new column named k: either join key keeps
+    its own rows (older files have no new k: NULL there)."""
+    for key in ("key", "k"):
+        for join, aqe in CASES:
+            df = same_answer(formats_spark, formats_vanilla, star("ice.db.evolved", key=key), join, aqe)
+            placed, why = filtered(df)
+            assert placed, why
+
+
+def test_iceberg_partition_evolution_and_hidden_partitioning(formats_spark, formats_vanilla, iceberg):
+    """k is the source of a partition field (bucket(4, k)) since the evolution: its keys are Spark's dynamic
+    partition pruning's, and no dynamic filter takes them; so are day's, the source of days(day)."""
+    for join, aqe in CASES:
+        df = same_answer(formats_spark, formats_vanilla, star("ice.db.partitioned"), join, aqe)
+        placed, why = filtered(df)
+        assert not placed and any("partition column" in reason for _, reason in declined_joins(df)), why
+    by_day = ("SELECT f.k, f.v FROM ice.db.partitioned f JOIN (SELECT DATE'2024-01-01' + k % 4 AS day, cat FROM dim) d "
+              "ON f.day = d.day WHERE d.cat = 7")
+    df = same_answer(formats_spark, formats_vanilla, by_day)
+    placed, why = filtered(df)
+    assert not placed, why
+
+
+def test_iceberg_time_travel(formats_spark, formats_vanilla, iceberg):
+    """The snapshot before the delete and the latest answer differently; each equals vanilla's."""
+    first = formats_spark.sql("SELECT snapshot_id FROM ice.db.deleted.snapshots ORDER BY committed_at").first()[0]
+    before = same_answer(formats_spark, formats_vanilla, star(f"ice.db.deleted VERSION AS OF {first}"))
+    after = same_answer(formats_spark, formats_vanilla, star("ice.db.deleted"))
+    assert before.count() > after.count()
+    assert filtered(before)[0] and filtered(after)[0]
