@@ -74,7 +74,11 @@ lazy val root = (project in file("."))
     // Spark Connect's server where pyspark's jars lack it (3.5: SIEVE_CONNECT_SERVER_JAR, set by dev/sbt)
     Compile / unmanagedJars ++= sys.env.get("SIEVE_CONNECT_SERVER_JAR").filter(_.nonEmpty).map(file).toSeq.classpath,
     libraryDependencies ++= Seq(
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      // Iceberg's table API (no Spark in it), which sieve.formats calls only where an Iceberg scan runs: never
+      // packaged, the runtime jar a user adds carries it ("provided", as Spark's own optional connectors)
+      "org.apache.iceberg" % "iceberg-api" % "1.10.1" % Provided intransitive(),
+      "org.apache.iceberg" % "iceberg-core" % "1.10.1" % Provided intransitive()
     ),
     // The jar's own record of what it was built from; PythonFacade.buildInfo reads it.
     Compile / resourceGenerators += Def.task {

@@ -64,4 +64,6 @@ def session_settings(warehouse):
                 "spark.sql.catalog.ice.cache-enabled": "false"} if "iceberg" in names else {}
     if "delta" in names:
         settings["spark.sql.catalog.spark_catalog"] = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+        # a snapshot's state in 2 partitions, not 50: each query of a small table lists its files in a job
+        settings["spark.databricks.delta.snapshotPartitions"] = "2"
     return settings

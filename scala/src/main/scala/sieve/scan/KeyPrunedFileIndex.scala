@@ -90,6 +90,7 @@ object KeyPrunedFileIndex {
     @volatile var footersNotRead = 0L  // files listed when more than the limit: not pruned
     @volatile var footersSampled = 0L  // of those, the files whose footers were read for an estimate
     @volatile var tableStatsFiles = 0L // files the table format's own statistics decided on (no footer read)
+    @volatile var statsSource = "" // where those came from: "the Delta log", "Iceberg's manifests"
   }
 
   /** How many footers of a listing longer than `maxFooterFiles` are read to estimate from. */

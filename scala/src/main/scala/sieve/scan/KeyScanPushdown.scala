@@ -9,9 +9,11 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, Fi
   SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.formats.TableFormats
+import sieve.formats.{IcebergTasks, TableFormats}
 import sieve.plan.PlanMemo
 import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
@@ -46,7 +48,31 @@ object KeyScanPushdown {
       val column = scan.output.find(_.exprId == key.exprId).get
       if (TableFormats.isDelta(scan.relation.location)) tablePruning(plan, scan, column, keys, limits, publish)
       else filePruning(plan, scan, column, keys, limits, conf, publish)
-    }.getOrElse((plan, Pushed(Nil, None)))
+    }.orElse(batchScanBelow(plan, key).flatMap(taskPruning(plan, _, key, keys, limits, publish)))
+      .getOrElse((plan, Pushed(Nil, None)))
+
+  /** `plan` with the tasks of `scan`, an Iceberg table's, whose files' bounds hold no key left out of its input
+   * partitions before any starts ([[IcebergTasks]]): none when it has runtime filters of its own (DPP's, which
+   * plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
+  private def taskPruning(plan: SparkPlan, scan: BatchScanExec, key: Attribute, keys: KeySet, limits: Limits,
+      publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
+    if (scan.runtimeFilters.nonEmpty || scan.outputPartitioning.isInstanceOf[KeyGroupedPartitioning]) None
+    else {
+      val column = scan.output.find(_.exprId == key.exprId).get
+      val ranges = keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
+      ranges.flatMap(IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, _)).map { pruned =>
+        val counts = new KeyPrunedFileIndex.Counts(publish)
+        counts.statsSource = "Iceberg's manifests"
+        counts.tableStatsFiles = pruned.filesBefore
+        counts.filesSkipped = pruned.filesBefore - pruned.filesAfter
+        counts.report()
+        val pushed = Pushed(Nil, Some(counts))
+        if (pruned.filesAfter == pruned.filesBefore) (plan, pushed)
+        else (plan.transformUp {
+          case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, pruned.partitions))
+        }, pushed)
+      }
+    }
 
   /** `plan` with `keys` pushed into `scan`: the files whose footers hold no key left out of its listing, the
    * ranges (or the IN-set) pushed to its reader where they skip row groups. */
@@ -102,9 +128,15 @@ object KeyScanPushdown {
     scanBelow(plan).filter(_.output.exists(_.exprId == key.exprId))
 
   /** The file scan at the end of such a chain. */
-  def scanBelow(plan: SparkPlan): Option[FileSourceScanExec] = plan match {
-    case scan: FileSourceScanExec => Some(scan)
-    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => scanBelow(plan.children.head)
+  def scanBelow(plan: SparkPlan): Option[FileSourceScanExec] = leafBelow(plan).collect { case s: FileSourceScanExec => s }
+
+  /** The data source V2 scan producing `key` at the end of such a chain. */
+  private def batchScanBelow(plan: SparkPlan, key: Attribute): Option[BatchScanExec] =
+    leafBelow(plan).collect { case s: BatchScanExec if s.output.exists(_.exprId == key.exprId) => s }
+
+  private def leafBelow(plan: SparkPlan): Option[SparkPlan] = plan match {
+    case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => leafBelow(plan.children.head)
+    case leaf if leaf.children.isEmpty => Some(leaf)
     case _ => None
   }
 

@@ -32,6 +32,7 @@ class TableStatsFileIndex(delegate: FileIndex, keyFilters: Seq[Expression], sour
       val kept = delegate.listFiles(partitionFilters, dataFilters)
       val all = delegate.listFiles(partitionFilters, dataFilters.filterNot(keyFilters.contains))
       val files = all.map(_.files.size.toLong).sum
+      counts.statsSource = source
       counts.tableStatsFiles = files
       counts.filesSkipped = files - kept.map(_.files.size.toLong).sum
       counts.timeNs += System.nanoTime() - start
