@@ -117,7 +117,8 @@ export_format_jars() {
     jar="$dir/$artifact-$version.jar"
     if [ ! -f "$jar" ]; then
       log "fetching $coordinate through Maven (once)"
-      mvn -q -B -Dmaven.repo.local="$CACHE/m2" dependency:copy "-Dartifact=$coordinate" "-DoutputDirectory=$dir" >&2 ||
+      mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" dependency:copy "-Dartifact=$coordinate" \
+        "-DoutputDirectory=$dir" >&2 ||
         { log "fetching $coordinate failed"; exit 1; }
     fi
     pairs+=("$name=$jar")

@@ -13,6 +13,9 @@ import pytest
 import table_formats
 from plans import declined_joins, dynamic_filters
 
+pytestmark = pytest.mark.skipif(not table_formats.formats(), reason=f"neither Delta nor Iceberg has a release for "
+                                f"Spark {table_formats.LINE_NAME} on Maven Central")
+
 DIM_KEYS = 1500
 FACT_ROWS = 30000
 

@@ -42,47 +42,71 @@ TABLE_FORMATS = {
 NEWEST = SPARK_LINES[-1][0]
 OLDEST = SPARK_LINES[0][0]
 
-# What CI (.ci/run, `dev/test --ci`) runs on each line: everything (the Scala suites and every pytest
-# module) on the newest and the oldest, the lines whose Scala, Spark APIs and PySpark differ most. On the lines
-# between them EVERY_LINE_TESTS: the bulk-filter semantics (the cars example's nested tree among them),
-# dynamic filters (star / semi / outer joins), a two-worker cluster, the session and the package, each against
-# vanilla's answer with the plan shape. Not everything there: the tests are CPU-bound (two pytest workers on
-# two cores took longer than one), so a whole run costs its full time (3.5's: 11 of a cold .ci/run's 35 minutes).
-EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_cluster.py",
-                    "tests/test_session.py", "tests/test_package.py", "tests/test_table_formats.py")
+# What CI (.ci/run, `dev/test --ci`) runs on each line. On the newest: everything (the Scala suites and every
+# pytest module). On the oldest, the line whose Scala, Spark APIs and PySpark differ most: the Scala suites and
+# every pytest module but OLDEST_LEFT_OUT (Spark's SQL corpus slice, whose statements exercise Spark's SQL more
+# than the line's APIs: five minutes a run). On the lines between them EVERY_LINE_TESTS: the bulk-filter
+# semantics (the cars example's nested tree among them), dynamic filters (star / semi / outer joins), tables in
+# Delta and Iceberg, a two-worker cluster, the session and the package, each against vanilla's answer with the
+# plan shape. The tests are CPU-bound (two pytest workers on two cores took longer than one), so each line's
+# run costs its full time against CI's limit.
+EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_table_formats.py",
+                    "tests/test_cluster.py", "tests/test_session.py", "tests/test_package.py")
+OLDEST_LEFT_OUT = ("tests/test_sql_corpus.py",)
 
 
-def ci_tests(line: str) -> tuple[str, ...] | None:
-    """The pytest modules CI runs on ``line``; None: everything, the Scala suites too."""
-    return None if line in (NEWEST, OLDEST) else EVERY_LINE_TESTS
+def ci_scala(line: str) -> bool:
+    """Whether CI runs the Scala suites on ``line``."""
+    return line in (NEWEST, OLDEST)
+
+
+def ci_tests(line: str) -> tuple[str, ...]:
+    """The pytest arguments CI gives on ``line``: empty for every module."""
+    if line == NEWEST:
+        return ()
+    if line == OLDEST:
+        return tuple(f"--ignore={m}" for m in OLDEST_LEFT_OUT)
+    return EVERY_LINE_TESTS
 
 
 def tested(line: str) -> str:
     """What CI runs on ``line``, in words."""
-    modules = ci_tests(line)
-    return "everything" if modules is None else ", ".join(t.split("/")[-1] for t in modules)
+    args = ci_tests(line)
+    scala = "the Scala suites and " if ci_scala(line) else ""
+    if not args:
+        return scala + "every pytest module"
+    if all(a.startswith("--ignore=") for a in args):
+        return scala + "every pytest module but " + ", ".join(a.split("/")[-1] for a in args)
+    return scala + ", ".join(t.split("/")[-1] for t in args)
 
 
 def compatibility_table() -> str:
     """README's table of the supported lines (dev/gen-compat-docs writes it; tests check it is current)."""
-    rows = ["| Spark line | built and tested with pyspark | Scala | Java | jar | tested in CI |",
-            "|---|---|---|---|---|---|"]
-    rows += [f"| {line} | {pyspark} | {scala} | 17 | `spark-sieve-spark{line}_{scala}-<version>.jar` | {tested(line)} |"
-             for line, pyspark, scala in SPARK_LINES]
+    def formats(line: str) -> str:
+        releases = {name: coordinates[0].rsplit(":", 1)[1] for name, coordinates in TABLE_FORMATS.get(line, {}).items()}
+        return " / ".join(releases.get(name, "none") for name in ("delta", "iceberg"))
+
+    rows = ["| Spark line | built and tested with pyspark | Scala | Java | jar | Delta / Iceberg tested | tested in CI |",
+            "|---|---|---|---|---|---|---|"]
+    rows += [f"| {line} | {pyspark} | {scala} | 17 | `spark-sieve-spark{line}_{scala}-<version>.jar` | {formats(line)} "
+             f"| {tested(line)} |" for line, pyspark, scala in SPARK_LINES]
     return "\n".join(rows)
 
 
 if __name__ == "__main__":
     # dev/env.sh: `python3 _spark_lines.py [LINE]` prints "LINE PYSPARK SCALA" (default: the newest line);
-    # `--all` prints every line's, `--ci-tests LINE` the pytest modules CI runs on it, `--connect-server LINE`
+    # `--all` prints every line's, `--ci-tests LINE` the pytest arguments CI gives on it, `--ci-scala LINE`
+    # whether CI runs the Scala suites there, `--connect-server LINE`
     # its separate Spark Connect server release (if any), `--requirements LINE` its own pip requirements,
     # `--table-formats LINE` its Delta and Iceberg jars,
     # `--table` README's table; an unknown line exits non-zero naming the supported ones.
     import sys
 
-    if sys.argv[1:2] == ["--ci-tests"]:  # the modules CI runs on a line, or "everything"
-        modules = ci_tests(sys.argv[2])
-        print("everything" if modules is None else " ".join(modules))
+    if sys.argv[1:2] == ["--ci-tests"]:  # the pytest arguments CI gives on a line (nothing: every module)
+        print(" ".join(ci_tests(sys.argv[2])))
+        sys.exit()
+    if sys.argv[1:2] == ["--ci-scala"]:  # "yes" where CI runs the Scala suites on a line
+        print("yes" if ci_scala(sys.argv[2]) else "no")
         sys.exit()
     if sys.argv[1:2] == ["--connect-server"]:  # the separate Spark Connect server release of a line, or nothing
         print(CONNECT_SERVER.get(sys.argv[2], ""))

@@ -9,7 +9,8 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, Fi
   SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.catalyst.plans.physical.KeyGroupedPartitioning
+import org.apache.spark.sql.connector.read.SupportsReportPartitioning
+import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.internal.SQLConf
 
@@ -56,7 +57,7 @@ object KeyScanPushdown {
    * plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
   private def taskPruning(plan: SparkPlan, scan: BatchScanExec, key: Attribute, keys: KeySet, limits: Limits,
       publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
-    if (scan.runtimeFilters.nonEmpty || scan.outputPartitioning.isInstanceOf[KeyGroupedPartitioning]) None
+    if (scan.runtimeFilters.nonEmpty || keyGrouped(scan)) None
     else {
       val column = scan.output.find(_.exprId == key.exprId).get
       val ranges = keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
@@ -119,6 +120,11 @@ object KeyScanPushdown {
       case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
         relation = relation.copy(location = index)(relation.sparkSession), dataFilters = scan.dataFilters ++ predicates))
     }, Pushed(predicates, Some(counts)))
+  }
+
+  private def keyGrouped(scan: BatchScanExec): Boolean = scan.scan match {
+    case s: SupportsReportPartitioning => s.outputPartitioning.isInstanceOf[KeyGroupedPartitioning]
+    case _ => false
   }
 
   /** The file scan producing `key` at the end of a chain of operators that only pass rows on. The chain
