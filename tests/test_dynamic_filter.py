@@ -9,7 +9,7 @@ import pytest
 
 import spark_sieve as sieve
 from plans import declined_joins, dynamic_filters
-from vanilla_session import sieve_rules
+from vanilla_session import settings_on
 
 STAR = "SELECT f.k, f.v, d.cat FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
 
@@ -31,16 +31,9 @@ def tables(spark, vanilla, tmp_path_factory):
 
 def run(spark, query, **settings):
     """(DataFrame, rows) of `query` in `spark` under `settings` (on a vanilla session, their spark.sql ones)."""
-    if not sieve_rules(spark):
-        settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
+    with settings_on(spark, settings):
         df = spark.sql(query)
         return df, df.collect()
-    finally:
-        for k in settings:
-            spark.conf.unset(k)
 
 
 def plan_text(df):

@@ -10,7 +10,6 @@ predicates reordered, so the answer proves something.
 
 import os
 from collections import Counter
-from contextlib import contextmanager
 
 import pytest
 
@@ -19,7 +18,7 @@ from plans import (bulk_filter_lowered, declined_joins, dynamic_filters, joins_i
                    partitions_read)
 from reference import exists_query, same_rows
 from spark_line import COLLATIONS, NEEDS_COLLATIONS
-from vanilla_session import sieve_rules
+from vanilla_session import settings_on, sieve_rules
 
 FORCE = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"}
 JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
@@ -64,20 +63,6 @@ def tables(spark, vanilla, tmp_path_factory):
     for name in ("of", "od", "nd", "nf", "pf", "pdate", "pitem"):
         view(name)
     return root
-
-
-@contextmanager
-def settings_on(session, settings):
-    """`settings` set on `session` for the block (on a vanilla session, only those that are not spark.sieve.*)."""
-    if not sieve_rules(session):
-        settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
-    for k, v in settings.items():
-        session.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k in settings:
-            session.conf.unset(k)
 
 
 def run(spark, query, settings):

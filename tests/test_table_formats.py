@@ -12,6 +12,7 @@ import pytest
 
 import table_formats
 from plans import declined_joins, dynamic_filters
+from vanilla_session import settings_on
 
 pytestmark = pytest.mark.skipif(not table_formats.formats(), reason=f"neither Delta nor Iceberg has a release for "
                                 f"Spark {table_formats.LINE_NAME} on Maven Central")
@@ -34,14 +35,9 @@ TWO_CASES = [("sort-merge", "true"), ("broadcast", "false")]
 
 
 def _run(session, query, settings):
-    for k, v in settings.items():
-        session.conf.set(k, v)
-    try:
+    with settings_on(session, settings):
         df = session.sql(query)
         return df, df.collect()
-    finally:
-        for k in settings:
-            session.conf.unset(k)
 
 
 def same_answer(spark, vanilla, query, join="sort-merge", aqe="true"):
@@ -133,15 +129,19 @@ def test_delta_column_mapping(formats_spark, formats_vanilla, delta):
         assert placed, why
 
 
-@pytest.mark.parametrize("join, aqe", TWO_CASES)
-def test_delta_clustered_files_skipped_by_the_log(formats_spark, formats_vanilla, delta, join, aqe):
-    """Keys 300..399 lie in one or two of the 8 files: the log's statistics skip the others, no footer read."""
-    query = f"SELECT f.k, f.v FROM {delta['clustered']} f JOIN dim d ON f.k = d.k WHERE d.band = 3"
-    df = same_answer(formats_spark, formats_vanilla, query, join, aqe)
-    placed, why = filtered(df)
-    skipped = re.search(r"statistics of 8 files read from the Delta log \(no footer\): (\d+) files skipped", why)
+def skipped_by_table_stats(spark, vanilla, table, source, join, aqe):
+    """Keys 300..399 lie in one or two of `table`'s 8 files: `source` (the table's own statistics) skips the
+    others, no footer read."""
+    query = f"SELECT f.k, f.v FROM {table} f JOIN dim d ON f.k = d.k WHERE d.band = 3"
+    placed, why = filtered(same_answer(spark, vanilla, query, join, aqe))
+    skipped = re.search(rf"statistics of 8 files read from {source} \(no footer\): (\d+) files skipped", why)
     assert placed and skipped and int(skipped.group(1)) >= 6, why
     assert "footers of" not in why, why
+
+
+@pytest.mark.parametrize("join, aqe", TWO_CASES)
+def test_delta_clustered_files_skipped_by_the_log(formats_spark, formats_vanilla, delta, join, aqe):
+    skipped_by_table_stats(formats_spark, formats_vanilla, delta["clustered"], "the Delta log", join, aqe)
 
 
 def test_delta_time_travel(formats_spark, formats_vanilla, delta):
@@ -195,14 +195,8 @@ def test_iceberg_position_deletes(formats_spark, formats_vanilla, iceberg, join,
 
 @pytest.mark.parametrize("join, aqe", TWO_CASES)
 def test_iceberg_clustered_files_skipped_by_the_manifests(formats_spark, formats_vanilla, iceberg, join, aqe):
-    """Keys 300..399 lie in one or two of the 8 files: their bounds in the manifests drop the others' tasks
-    before any starts, no footer read."""
-    query = "SELECT f.k, f.v FROM ice.db.clustered f JOIN dim d ON f.k = d.k WHERE d.band = 3"
-    df = same_answer(formats_spark, formats_vanilla, query, join, aqe)
-    placed, why = filtered(df)
-    skipped = re.search(r"statistics of 8 files read from Iceberg's manifests \(no footer\): (\d+) files skipped", why)
-    assert placed and skipped and int(skipped.group(1)) >= 6, why
-    assert "footers of" not in why, why
+    """Their tasks are dropped before any starts."""
+    skipped_by_table_stats(formats_spark, formats_vanilla, "ice.db.clustered", "Iceberg's manifests", join, aqe)
 
 
 def test_iceberg_schema_evolution(formats_spark, formats_vanilla, iceberg):

@@ -1,6 +1,8 @@
 """Vanilla Spark beside spark-sieve in one JVM: the reference side of every answer test (conftest's `vanilla`
 fixture), and how a test tells a session with spark-sieve's rules from one without."""
 
+from contextlib import contextmanager
+
 from pyspark.sql import SparkSession
 
 from spark_line import LINE
@@ -46,3 +48,17 @@ def sieve_rules(session):
     for rules in (state.analyzer().extendedResolutionRules(), state.analyzer().extendedCheckRules()):
         found += [rules.apply(i).getClass().getName() for i in range(rules.size())]
     return sorted({name for name in found if name.startswith("sieve.")})
+
+
+@contextmanager
+def settings_on(session, settings):
+    """`settings` set on `session` for the block (on a vanilla session, only those that are not spark.sieve.*)."""
+    if not sieve_rules(session):
+        settings = {k: v for k, v in settings.items() if not k.startswith("spark.sieve.")}
+    for k, v in settings.items():
+        session.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k in settings:
+            session.conf.unset(k)

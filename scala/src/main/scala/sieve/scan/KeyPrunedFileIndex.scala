@@ -5,7 +5,7 @@ import java.util.concurrent.{Callable, Executors, ThreadFactory}
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.hadoop.fs.FileStatus
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.schema.LogicalTypeAnnotation.{DateLogicalTypeAnnotation, IntLogicalTypeAnnotation}
@@ -13,7 +13,7 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName.{INT32, INT64}
 
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMetadata, PartitionDirectory}
-import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType, StructType}
+import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType}
 
 import sieve.keyset._
 
@@ -35,21 +35,12 @@ class KeyPrunedFileIndex(
     ranges: KeyRanges,
     maxFiles: Long,
     @transient hadoopConf: Configuration,
-    counts: KeyPrunedFileIndex.Counts) extends FileIndex {
+    counts: KeyPrunedFileIndex.Counts) extends DerivedFileIndex(delegate) {
 
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-  override def inputFiles: Array[String] = delegate.inputFiles
-  override def refresh(): Unit = delegate.refresh()
-  override def sizeInBytes: Long = delegate.sizeInBytes
-  override def partitionSchema: StructType = delegate.partitionSchema
   override def toString: String = s"$delegate, pruned by dynamic-filter key ranges of $column"
 
-  // the scan may list more than once (its lazy file listings); prune and count once per filter pair
-  @transient private lazy val listings =
-    new java.util.concurrent.ConcurrentHashMap[(Seq[Expression], Seq[Expression]), Seq[PartitionDirectory]]()
-
-  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    listings.computeIfAbsent((partitionFilters, dataFilters), _ => prune(delegate.listFiles(partitionFilters, dataFilters)))
+  protected def list(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    prune(delegate.listFiles(partitionFilters, dataFilters))
 
   private def prune(listed: Seq[PartitionDirectory]): Seq[PartitionDirectory] = {
     val files = listed.flatMap(_.files.map(_.fileStatus))

@@ -1,10 +1,7 @@
 package sieve.scan
 
-import org.apache.hadoop.fs.Path
-
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
 
 /**
  * The listing of a table whose format skips files by its own per-file statistics (a Delta table's log,
@@ -13,30 +10,20 @@ import org.apache.spark.sql.types.StructType
  * without them and not with them.
  */
 class TableStatsFileIndex(delegate: FileIndex, keyFilters: Seq[Expression], source: String,
-    counts: KeyPrunedFileIndex.Counts) extends FileIndex {
+    counts: KeyPrunedFileIndex.Counts) extends DerivedFileIndex(delegate) {
 
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-  override def inputFiles: Array[String] = delegate.inputFiles
-  override def refresh(): Unit = delegate.refresh()
-  override def sizeInBytes: Long = delegate.sizeInBytes
-  override def partitionSchema: StructType = delegate.partitionSchema
   override def toString: String = s"$delegate, files skipped by $source for dynamic-filter keys"
 
-  // the scan may list more than once (its lazy file listings): count once per filter pair
-  @transient private lazy val listings =
-    new java.util.concurrent.ConcurrentHashMap[(Seq[Expression], Seq[Expression]), Seq[PartitionDirectory]]()
-
-  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    listings.computeIfAbsent((partitionFilters, dataFilters), _ => {
-      val start = System.nanoTime()
-      val kept = delegate.listFiles(partitionFilters, dataFilters)
-      val all = delegate.listFiles(partitionFilters, dataFilters.filterNot(keyFilters.contains))
-      val files = all.map(_.files.size.toLong).sum
-      counts.statsSource = source
-      counts.tableStatsFiles = files
-      counts.filesSkipped = files - kept.map(_.files.size.toLong).sum
-      counts.timeNs += System.nanoTime() - start
-      counts.report()
-      kept
-    })
+  protected def list(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
+    val start = System.nanoTime()
+    val kept = delegate.listFiles(partitionFilters, dataFilters)
+    val all = delegate.listFiles(partitionFilters, dataFilters.filterNot(keyFilters.contains))
+    val files = all.map(_.files.size.toLong).sum
+    counts.statsSource = source
+    counts.tableStatsFiles = files
+    counts.filesSkipped = files - kept.map(_.files.size.toLong).sum
+    counts.timeNs += System.nanoTime() - start
+    counts.report()
+    kept
+  }
 }
