@@ -3,7 +3,9 @@ package sieve.formats
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
 
 import scala.jdk.CollectionConverters._
+import scala.annotation.nowarn
 import scala.util.Try
+import scala.util.control.NonFatal
 
 import org.apache.iceberg.{BaseScanTaskGroup, ScanTask, ScanTaskGroup, Scan => IcebergScan}
 import org.apache.iceberg.expressions.{Expression => IcebergExpression, Expressions}
@@ -42,21 +44,21 @@ object IcebergTasks {
   def prune(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType,
       ranges: Seq[(Long, Long)]): Option[Pruned] =
     if (!isIceberg(scan) || !supports(dataType)) None
-    else Try {
+    else try Some {
       // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
       // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan
       // holds carry no column bounds)
       val planned = declared(scan, "scan").asInstanceOf[AnyScan]
       val mayHold = if (planned == null) Set.empty[String] else {
         val files = planned.filter(anyOf(column, dataType, ranges)).asInstanceOf[AnyScan].planFiles()
-        try files.asScala.collect { case t if t.isFileScanTask => t.asFileScanTask.file.path.toString }.toSet
+        try files.asScala.collect { case t if t.isFileScanTask => location(t) }.toSet
         finally files.close()
       }
       var (before, after) = (0L, 0L)
       val kept = partitions.flatMap { p =>
         val group = field(p, "taskGroup").asInstanceOf[ScanTaskGroup[ScanTask]]
         val tasks = group.tasks.asScala.toSeq
-        val keep = tasks.filter(t => !t.isFileScanTask || mayHold(t.asFileScanTask.file.path.toString))
+        val keep = tasks.filter(t => !t.isFileScanTask || mayHold(location(t)))
         before += tasks.count(_.isFileScanTask)
         after += keep.count(_.isFileScanTask)
         if (keep.size == tasks.size) Some(p)
@@ -64,7 +66,14 @@ object IcebergTasks {
         else Some(withTasks(p, new BaseScanTaskGroup[ScanTask](group.groupingKey, keep.asJava)))
       }
       Pruned(kept, before, after)
-    }.toOption
+    } catch {
+      // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
+      case NonFatal(_) | _: LinkageError => None
+    }
+
+  // (`path`, deprecated for `location` since Iceberg 1.7, is in every 1.x release)
+  @nowarn("cat=deprecation")
+  private def location(task: ScanTask): String = task.asFileScanTask.file.path.toString
 
   /** `column` within one of `ranges`, as an Iceberg expression. */
   private def anyOf(column: String, dataType: DataType, ranges: Seq[(Long, Long)]): IcebergExpression = {
