@@ -16,8 +16,8 @@ import sieve.config.SieveConf
 
 /**
  * Where a join's application side can be filtered by the join's keys: down from the join, through every
- * operator whose output rows carry the key's value from one input row, to the file scans and cached
- * tables that produce them. A row dropped there is one the join would drop: its key (or, when the path
+ * operator whose output rows carry the key's value from one input row, to the scans (files, data source
+ * V2 tables such as Iceberg's) and cached tables that produce them. A row dropped there is one the join would drop: its key (or, when the path
  * crosses another join's equality, the equal key of the other side) matches no creation-side key.
  *
  * The steps, each taken only where it keeps every answer:
@@ -62,7 +62,7 @@ object KeyLineage {
    * that reach the target (a step that one key cannot take drops it — an aggregate's result that is not a
    * grouping key, a column of a join's other side: a filter on some of the join's keys keeps every row that
    * can match; TPC-H q2's `[min(ps_supplycost), ps_partkey]` reaches partsupp as `ps_partkey`). A target is a
-   * file scan or cached table, with the filters over it (the dynamic filter goes above those), or a
+   * scan ([[FilterPlans.targetable]]) or cached table, with the filters over it (the dynamic filter goes above those), or a
    * [[DynamicFilterExec]] there already. */
   def place(plan: SparkPlan, keys: Seq[Expression], shared: SparkPlan => Boolean, feeds: SparkPlan => Boolean)(
       put: (SparkPlan, Seq[Expression], Seq[Int], Route) => Option[SparkPlan]): Option[SparkPlan] = {
