@@ -47,11 +47,11 @@ OLDEST = SPARK_LINES[0][0]
 # EVERY_LINE_TESTS (the whole suite on two lines no longer fits CI's limit: `dev/test --spark 3.5` runs it). On
 # every other line EVERY_LINE_TESTS: the bulk-filter
 # semantics (the cars example's nested tree among them), dynamic filters (star / semi / outer joins), tables in
-# Delta and Iceberg, a two-worker cluster, the session and the package, each against vanilla's answer with the
+# Delta and Iceberg, the session and the package (the two-worker cluster on the newest only), each against vanilla's answer with the
 # plan shape. The tests are CPU-bound (two pytest workers on two cores took longer than one), so each line's
 # run costs its full time against CI's limit.
 EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_table_formats.py",
-                    "tests/test_cluster.py", "tests/test_session.py", "tests/test_package.py")
+                    "tests/test_session.py", "tests/test_package.py")
 
 
 def ci_scala(line: str) -> bool:
