@@ -11,7 +11,7 @@ import org.apache.iceberg.{BaseScanTaskGroup, ScanTask, ScanTaskGroup, Scan => I
 import org.apache.iceberg.expressions.{Expression => IcebergExpression, Expressions}
 
 import org.apache.spark.sql.connector.read.{InputPartition, Scan}
-import org.apache.spark.sql.types.{ByteType, DataType, DateType, IntegerType, LongType, ShortType}
+import org.apache.spark.sql.types.{DataType, LongType}
 
 /**
  * An Iceberg scan's input partitions less the data files whose column bounds (the lower and upper bounds,
@@ -33,17 +33,12 @@ object IcebergTasks {
 
   def isIceberg(scan: Scan): Boolean = scan.getClass.getName.startsWith("org.apache.iceberg.spark.source.")
 
-  /** Key types whose ranges Iceberg's bounds are compared with (as ints, longs or days). */
-  def supports(t: DataType): Boolean = t match {
-    case ByteType | ShortType | IntegerType | LongType | DateType => true
-    case _ => false
-  }
-
   /** `partitions` of `scan` less the files none of whose rows can hold `column` within one of `ranges` (inclusive
-   * bounds, as longs: days for a date); None when Iceberg's classes do not say. */
+   * bounds, as longs: days for a date; the caller has checked the column is integral or a date); None when
+   * Iceberg's classes do not say. */
   def prune(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType,
       ranges: Seq[(Long, Long)]): Option[Pruned] =
-    if (!isIceberg(scan) || !supports(dataType)) None
+    if (!isIceberg(scan)) None
     else try Some {
       // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
       // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan
@@ -100,7 +95,7 @@ object IcebergTasks {
         Class.forName(d.getName, false, p.getClass.getClassLoader)
     }
     val copy = try in.readObject().asInstanceOf[InputPartition] finally in.close()
-    Iterator.iterate[Class[_]](p.getClass)(_.getSuperclass).takeWhile(_ != null).flatMap(_.getDeclaredFields)
+    hierarchy(p.getClass).flatMap(_.getDeclaredFields)
       .filterNot(f => java.lang.reflect.Modifier.isStatic(f.getModifiers)).foreach { f =>
         f.setAccessible(true)
         f.set(copy, if (f.getName == "taskGroup") group else f.get(p))
@@ -108,17 +103,19 @@ object IcebergTasks {
     copy
   }
 
-  private def fieldOf(c: Class[_], name: String): java.lang.reflect.Field =
-    Iterator.iterate[Class[_]](c)(_.getSuperclass).takeWhile(_ != null)
-      .flatMap(k => Try(k.getDeclaredField(name)).toOption).next() match {
-      case f => f.setAccessible(true); f
-    }
+  private def hierarchy(c: Class[_]): Iterator[Class[_]] = Iterator.iterate[Class[_]](c)(_.getSuperclass).takeWhile(_ != null)
 
-  private def field(o: AnyRef, name: String): AnyRef = fieldOf(o.getClass, name).get(o)
+  /** A private field's value, declared in `o`'s class or above. */
+  private def field(o: AnyRef, name: String): AnyRef = {
+    val f = hierarchy(o.getClass).flatMap(k => Try(k.getDeclaredField(name)).toOption).next()
+    f.setAccessible(true)
+    f.get(o)
+  }
 
-  private def declared(o: AnyRef, method: String): AnyRef =
-    Iterator.iterate[Class[_]](o.getClass)(_.getSuperclass).takeWhile(_ != null)
-      .flatMap(k => Try(k.getDeclaredMethod(method)).toOption).next() match {
-      case m => m.setAccessible(true); m.invoke(o)
-    }
+  /** A private method's result, declared in `o`'s class or above. */
+  private def declared(o: AnyRef, method: String): AnyRef = {
+    val m = hierarchy(o.getClass).flatMap(k => Try(k.getDeclaredMethod(method)).toOption).next()
+    m.setAccessible(true)
+    m.invoke(o)
+  }
 }

@@ -57,7 +57,7 @@ object KeyScanPushdown {
    * plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
   private def taskPruning(plan: SparkPlan, scan: BatchScanExec, key: Attribute, keys: KeySet, limits: Limits,
       publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
-    if (scan.runtimeFilters.nonEmpty || keyGrouped(scan)) None
+    if (scan.runtimeFilters.nonEmpty || keyGrouped(scan) || !KeyPrunedFileIndex.supports(key.dataType)) None
     else {
       val column = scan.output.find(_.exprId == key.exprId).get
       val ranges = keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
