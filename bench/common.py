@@ -22,13 +22,16 @@ def jar_note(jar):
     return f", jar {jar}" if jar else ""
 
 
-def session(app, memory="6g", jar=None):
-    """A local[2] session with spark-sieve loaded (``jar``: another build of it, for an A/B run)."""
+def session(app, memory="6g", jar=None, settings=None):
+    """A local[2] session with spark-sieve loaded (``jar``: another build of it, for an A/B run), and
+    `settings` ({key: value}: e.g. a table format's, bench/format_tables.py)."""
     builder = (SparkSession.builder.master("local[2]").appName(app)
                .config("spark.driver.memory", memory)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "8"))
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
     spark = sieve.configure(builder, jar=jar).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -17,6 +17,13 @@ Data (generated once under .cache/bench/, plain Parquet read with spark.read.par
            and sorted by k, so each row group's min/max on k is narrow). Both are written with row groups
            of about --row-group-mb MB (the fact is narrow: Spark's 128 MB default would give 2-3 row groups).
   floor    the bare scan of the fact columns the query reads, without a join: SELECT sum(amount), count(k)
+  --formats parquet,delta,iceberg: the fact (each layout) also as a Delta table with deletion vectors and an
+           Iceberg v2 table with merge-on-read deletes (bench/format_tables.py: the same rows and file count,
+           then the rows of `qty = 50` deleted), on a Spark line with releases of both:
+           dev/bench --spark 4.0 dynamic_filter --formats parquet,delta,iceberg --layouts random,clustered
+           The `files skipped` column says how many of the fact's files the sieve variant's filter skipped
+           and what decided it: the table's own statistics (the Delta log, Iceberg's manifests: no footer
+           read) or Parquet footers.
 
 Join modes (set before every run, with the variant's settings, since runs interleave):
   default  Spark's defaults (AQE on: it may turn a sort-merge join into a broadcast join at run time)
@@ -65,12 +72,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))  # answers, tpcds
 
 from common import add_jar_argument, jar_note, ratio, session  # noqa: E402
-from plan_reading import plan_note  # noqa: E402
+from format_tables import DELETED, FORMATS, fact_table, table_shape  # noqa: E402
+from format_tables import session_settings as format_settings  # noqa: E402
+from plan_reading import file_pruning, files_note, plan_note  # noqa: E402
 # tests/test_bench.py reads the plan reading here, as bench.same_plan, bench.why_none, bench.WHY_KINDS
 from plan_reading import WHY_KINDS, same_plan, why_kind, why_none  # noqa: E402, F401
 from runs import (  # noqa: E402
     DEFAULT_SIEVE_CONF, MODES, VARIANTS, cell, collect, full_settings, medians, variant_settings, wrong_answers)
-from star_tables import CATS, parquet_shape, star_tables  # noqa: E402
+from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, parquet_shape, star_tables  # noqa: E402
 from suites import bench_suite  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
@@ -86,55 +95,67 @@ FLOOR = "SELECT sum(amount), count(k) FROM bench_fact"
 
 def bench_star(spark, args, variants):
     layouts, modes = args.layouts.split(","), args.modes.split(",")
+    formats = args.formats.split(",")
     sels = [float(s) for s in args.selectivities.split(",")]
     paths = star_tables(spark, args.fact_rows, args.dim_rows, layouts, args.row_group_mb)
     spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
     all_variants = variant_settings(args)
     all_parts = list(MODES.values()) + list(all_variants.values())
     vanilla_settings = full_settings(all_variants["vanilla"], all_parts=all_parts)
+    tables = {(fmt, layout): fact_table(spark, fmt, layout, paths[layout], os.path.basename(paths[layout])
+                                        .replace(".parquet", "").replace(".", "_"), args.row_group_mb,
+                                        CLUSTERED_FILES if layout == "clustered" else FACT_FILES)
+              for fmt in formats for layout in layouts}
 
     print(f"\n## Star join: fact {args.fact_rows:,} rows, dim {args.dim_rows:,} rows "
           f"(median of {args.runs} interleaved run(s) after a warm-up round, limit {args.limit:.0f}s per run)\n")
     print(f"dim: {parquet_shape(spark, paths['dim'])}")
-    for layout in layouts:
-        print(f"fact, {layout}: {parquet_shape(spark, paths[layout])}")
+    for (fmt, layout), table in tables.items():
+        shape = parquet_shape(spark, paths[layout]) if fmt == "parquet" else table_shape(spark, fmt, table)
+        print(f"fact, {fmt}, {layout}: {shape}" + ("" if fmt == "parquet" else f" ({DELETED} deleted)"))
     print(f"filter: `d.{args.filter_column} < N`, keeping N/{CATS} of the dim rows"
           + (" (scattered over the key range)" if args.filter_column == "cat" else " (one contiguous key range)"))
-    print(f"sieve variant: {', '.join(f'{k}={v}' for k, v in all_variants['sieve'].items())}\n")
+    print(f"sieve variant: {', '.join(f'{k}={v}' for k, v in all_variants['sieve'].items())}")
+    print("files skipped: of the fact's files whose statistics the sieve variant's filter read, and where from "
+          "(the table's own metadata, no footer read; or Parquet footers)\n")
 
-    cols = list(variants) + ["floor", "vanilla/sieve", "bloom/sieve", "sieve/floor", "plans"]
-    print("| layout | join | keeps | " + " | ".join(cols) + " |")
-    print("|---|---|---|" + "---|" * len(cols), flush=True)
-    results, failures = {}, {}
-    for layout in layouts:
-        spark.read.parquet(paths[layout]).createOrReplaceTempView("bench_fact")
+    cols = list(variants) + ["floor", "vanilla/sieve", "bloom/sieve", "sieve/floor", "files skipped", "plans"]
+    print("| format | layout | join | keeps | " + " | ".join(cols) + " |")
+    print("|---|---|---|---|" + "---|" * len(cols), flush=True)
+    results, pruning, failures = {}, {}, {}
+    for (fmt, layout), table in tables.items():
+        fact = spark.read.parquet(paths[layout]) if fmt == "parquet" else spark.sql(f"SELECT * FROM {table}")
+        fact.createOrReplaceTempView("bench_fact")
         floor_times, floor_errors = medians(spark, {"floor": collect(spark, FLOOR, vanilla_settings)},
                                             args.runs, args.limit)
         floor = floor_times["floor"]
         for mode in modes:
             for sel in sels:
                 sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
-                plans, answers = {}, {}
+                plans, answers, frames = {}, {}, {}
                 actions = {v: collect(spark, sql, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
-                                      plans, v, answers)
+                                      plans, v, answers, frames if v == "sieve" else None)
                            for v in variants}
                 times, errors = medians(spark, actions, args.runs, args.limit)
                 for v in wrong_answers(answers):
                     errors[v], times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
                 times["floor"] = floor
                 errors.update(floor_errors)
+                where = f"{fmt}/{layout}/{mode}/{sel * 100:g}%"
                 for v, e in errors.items():
-                    failures.setdefault(f"{v}: {e}", []).append(f"{layout}/{mode}/{sel * 100:g}%")
-                results[(layout, mode, sel)] = times
+                    failures.setdefault(f"{v}: {e}", []).append(where)
+                results[(fmt, layout, mode, sel)] = times
                 notes = " · ".join(f"{v} {plan_note(plans.get(v))}" for v in variants)
+                pruning[(fmt, layout, mode, sel)] = (file_pruning(sieve.explain(frames["sieve"], print_it=False))
+                                                     if "sieve" in frames else [])
                 cells = [cell(times, errors, v, args.limit) for v in list(variants) + ["floor"]]
                 cells += [ratio(times.get("vanilla"), times.get("sieve")),
                           ratio(times.get("bloom"), times.get("sieve")),
-                          ratio(times.get("sieve"), floor), notes]
-                print(f"| {layout} | {mode} | {sel * 100:g}% | " + " | ".join(cells) + " |", flush=True)
+                          ratio(times.get("sieve"), floor), files_note(pruning[(fmt, layout, mode, sel)]), notes]
+                print(f"| {fmt} | {layout} | {mode} | {sel * 100:g}% | " + " | ".join(cells) + " |", flush=True)
     for failure, where in failures.items():
         print(f"\nfailed — {failure} (in {', '.join(where)})")
-    return results
+    return results, pruning
 
 
 # Three dimensions, written least selective first (as a user might): qty (1..50) keeps 80%, channel keeps
@@ -180,32 +201,51 @@ def _check(value, ok, text):
     return f"{'met' if ok(value) else 'NOT met'} ({text}: {value:.2f})"
 
 
-def goals(results):
-    """The star join's goals (vs vanilla, forced bloom and the floor), judged from this run's medians (report only)."""
+def goals(results, pruning):
+    """The star join's goals (vs vanilla, forced bloom and the floor; each table format against the Parquet
+    directory), judged from this run's medians (report only)."""
     print("\n## Goals (from the numbers above)\n")
-    layouts = sorted({layout for layout, _, _ in results}, key=lambda x: (x != "random", x))
+    keys = sorted({(fmt, layout) for fmt, layout, _, _ in results},
+                  key=lambda x: (FORMATS.index(x[0]), x[1] != "random", x[1]))
     low, high = min(SELECTIVITIES), max(SELECTIVITIES)
 
     def r(a, b):
         return a / b if a is not None and b is not None else None
 
-    for layout in layouts:
-        t = results.get((layout, "smj", low))
+    for fmt, layout in keys:
+        t = results.get((fmt, layout, "smj", low))
+        where = f"{fmt}, {layout}, 0.1% under sort-merge"
         if t is None:
-            print(f"- {layout}, 0.1% under sort-merge: not measured (needs --modes smj and 0.001 in --selectivities)")
+            print(f"- {where}: not measured (needs --modes smj and 0.001 in --selectivities)")
             continue
-        print(f"- {layout}, 0.1% under sort-merge: sieve ≥ 5x faster than vanilla — "
-              + _check(r(t.get("vanilla"), t.get("sieve")), lambda x: x >= 5, "vanilla/sieve"))
-        print(f"- {layout}, 0.1% under sort-merge: sieve ≥ 1.5x faster than forced bloom — "
-              + _check(r(t.get("bloom"), t.get("sieve")), lambda x: x >= 1.5, "bloom/sieve"))
-        print(f"- {layout}, 0.1% under sort-merge: within 2x of the bare-scan floor — "
-              + _check(r(t.get("sieve"), t.get("floor")), lambda x: x <= 2, "sieve/floor"))
-    at_high = {k: v for k, v in results.items() if k[2] == high}
+        speedup = r(t.get("vanilla"), t.get("sieve"))
+        if fmt == "parquet" or layout == "clustered":
+            print(f"- {where}: sieve ≥ 5x faster than vanilla — " + _check(speedup, lambda x: x >= 5, "vanilla/sieve"))
+        if fmt == "parquet":
+            print(f"- {where}: sieve ≥ 1.5x faster than forced bloom — "
+                  + _check(r(t.get("bloom"), t.get("sieve")), lambda x: x >= 1.5, "bloom/sieve"))
+            print(f"- {where}: within 2x of the bare-scan floor — "
+                  + _check(r(t.get("sieve"), t.get("floor")), lambda x: x <= 2, "sieve/floor"))
+        elif fmt == "iceberg" and layout == "random":
+            print(f"- {where}: sieve ≥ 2.5x faster than vanilla — " + _check(speedup, lambda x: x >= 2.5, "vanilla/sieve"))
+        elif fmt == "delta" and layout == "random":
+            p = results.get(("parquet", layout, "smj", low), {})
+            print(f"- {where}: the Delta ratio within 15% of the Parquet one — "
+                  + _check(r(speedup, r(p.get("vanilla"), p.get("sieve"))), lambda x: x >= 0.85,
+                           "Delta's vanilla/sieve over Parquet's"))
+        if fmt != "parquet" and layout == "clustered":
+            done = pruning.get((fmt, layout, "smj", low), [])
+            table = [(s, n) for s, n, source in done if source != "footers"]
+            share = sum(s for s, _ in table) / sum(n for _, n in table) if table else None
+            print(f"- {where}: ≥ 80% of the fact's files skipped from the table's statistics alone (no footer) — "
+                  + _check(share, lambda x: x >= 0.8, f"share skipped; footers read: "
+                           f"{'yes' if any(src == 'footers' for _, _, src in done) else 'none'}"))
+    at_high = {k: v for k, v in results.items() if k[3] == high}
     if not at_high:
         print("- 50%: not measured (needs 0.5 in --selectivities)")
-    for (layout, mode, _), t in sorted(at_high.items()):
-        print(f"- {layout}, {mode}, 50%: no more than 5% slower than vanilla — "
-              + _check(r(t.get("sieve"), t.get("vanilla")), lambda x: x <= 1.05, "sieve/vanilla"))
+    for (fmt, layout, mode, _), t in sorted(at_high.items()):
+        print(f"- {fmt}, {layout}, {mode}, 50%: no slower than 0.95x vanilla — "
+              + _check(r(t.get("vanilla"), t.get("sieve")), lambda x: x >= 0.95, "vanilla/sieve"))
 
 # ---- main --------------------------------------------------------------------------------------
 
@@ -223,7 +263,11 @@ def main(argv=None):
                         "interleaved rounds (3 x ROUNDS when its medians are under --short-under seconds), and is judged "
                         "on the median of all its runs (both figures listed)")
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
-    p.add_argument("--layouts", default="random,clustered", help="fact layouts (random, clustered)")
+    p.add_argument("--layouts", "--layout", default="random,clustered",
+                   help=f"fact layouts: random (8 files), clustered (sorted by k into {CLUSTERED_FILES} files)")
+    p.add_argument("--formats", "--format", default="parquet",
+                   help=f"the fact's table formats ({', '.join(FORMATS)}; Delta and Iceberg where the Spark line has "
+                        "a release: dev/bench --spark 4.0 ...)")
     p.add_argument("--modes", default=",".join(MODES), help=f"join modes ({', '.join(MODES)})")
     p.add_argument("--selectivities", default=",".join(f"{s:g}" for s in SELECTIVITIES),
                    help="shares of dim rows the filter keeps (multiples of 0.001)")
@@ -260,12 +304,14 @@ def main(argv=None):
               for kv in conf.split(",") if kv.strip() and "=" not in kv]
            + [m for m in args.modes.split(",") if m not in MODES]
            + [x for x in layouts if x not in ("random", "clustered")]
+           + [f for f in args.formats.split(",") if f not in FORMATS]
            + [s for s in args.selectivities.split(",")
               if not 0 < float(s) <= 1 or abs(float(s) * CATS - round(float(s) * CATS)) > 1e-9])
     if bad:
         p.error(f"unknown or invalid: {', '.join(bad)}")
 
-    spark = session("spark-sieve dynamic_filter bench", memory=args.memory, jar=args.jar)
+    spark = session("spark-sieve dynamic_filter bench", memory=args.memory, jar=args.jar,
+                    settings=format_settings(args.formats.split(",")))
     status = sieve.status(spark)
     print(f"# dynamic_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
@@ -273,7 +319,7 @@ def main(argv=None):
     start = time.perf_counter()
     failures = 0
     if not args.no_star:
-        goals(bench_star(spark, args, variants))
+        goals(*bench_star(spark, args, variants))
     if args.star3:
         bench_star3(spark, args, variants)
     if args.tpcds:

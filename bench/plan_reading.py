@@ -41,6 +41,22 @@ def plan_note(plan):
     return note
 
 
+_TABLE_STATS = re.compile(r"statistics of (\d+) files read from (.+?) \(no footer\): (\d+) files skipped")
+_FOOTERS = re.compile(r"footers of (\d+) files read: (\d+) files")
+
+
+def file_pruning(explain_text):
+    """What spark_sieve.explain says the dynamic filters' file pruning did, scan by scan: [(files skipped, files
+    whose statistics were read, where from: a table's own metadata, or "footers")]."""
+    found = [(int(m[2]), int(m[0]), m[1]) for m in _TABLE_STATS.findall(explain_text)]
+    return found + [(int(m[1]), int(m[0]), "footers") for m in _FOOTERS.findall(explain_text)]
+
+
+def files_note(pruning):
+    """file_pruning's list as a table cell: 'M/N (source)', or '-'."""
+    return ", ".join(f"{skipped}/{read} ({source})" for skipped, read, source in pruning) or "-"
+
+
 def filter_count(plan_text):
     """(ran, planned): dynamic filter operators in a final plan's text and in its initial plan's, each once
     (one inside a broadcast is printed again under every filter that reads that broadcast's keys). When AQE

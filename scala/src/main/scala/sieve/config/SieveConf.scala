@@ -154,8 +154,8 @@ object SieveConf {
 
   val DYNAMIC_FILTER_PUSHDOWN_IN_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.pushdownInSetSize", default = 1000L,
-    "IN-sets up to this many keys are pushed into Parquet/ORC scans as IN; larger ones push only " +
-      "their min/max range.", min = 0L)
+    "IN-sets up to this many keys are pushed into Parquet/ORC scans (and handed to a data source V2 scan's own " +
+      "runtime filtering) as IN; larger ones push only their min/max range.", min = 0L)
 
   val DYNAMIC_FILTER_PUSHDOWN_RANGES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.pushdownRanges", default = 32L,

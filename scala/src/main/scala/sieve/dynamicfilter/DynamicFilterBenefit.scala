@@ -3,6 +3,7 @@ package sieve.dynamicfilter
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -24,7 +25,8 @@ sealed trait Decision {
  * [[TrimWholeTableFilters]]) and again as its scan starts ([[DynamicFilterExec]]), from what is known then:
  *  1. the bytes its scan reads (after column pruning; once DPP has run, of the files DPP keeps) against
  *     `minApplicationBytes` — a third of it where each row the filter drops would also go into a shuffle;
- *  2. not a key that is a partition column of the scan while DPP is on (DPP's job);
+ *  2. not a key that is a partition column of the scan while DPP is on (DPP's job) — of a V2 scan, only
+ *     when DPP did place a runtime filter on it (else the keys go to the source's own runtime filtering);
  *  3. a creation side that is filtered, or `minSizeRatio` times smaller than the scan, and, once its AQE
  *     stage has run, no larger than it;
  *  4. not pushed only, into a scan whose sampled footers show the key spread over every row group;
@@ -75,7 +77,7 @@ object DynamicFilterBenefit {
         else ""
       Decline(s"$name reads $bytes bytes$counted < minApplicationBytes ($minBytes)")
     }
-    else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED))
+    else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
       Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
     else smallAfterDpp(target, source, route, facts).orElse {
       val creationBytes = sizeOf(creation)
@@ -88,6 +90,15 @@ object DynamicFilterBenefit {
         Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
       else Place
     }
+  }
+
+  /** Whether a key on a partition column of `scan` is left to DPP: a file scan's whenever DPP is on (measured on
+   * TPC-DS partitioned by date, bench/RESULTS.md); a V2 scan's when Spark placed a runtime filter on it (none
+   * when DPP did not pay, e.g. a sort-merge join with a table without statistics, where DPP keeps a filter only
+   * to reuse a broadcast that is not there): else the keys go to the source's own runtime filtering. */
+  private def dppFilters(scan: SparkPlan, facts: PlanFacts): Boolean = scan match {
+    case s: BatchScanExec => facts.dppPrunes(s)
+    case _ => true
   }
 
   /** The bytes a scan must read for a filter over `route` from `source` to pay: 0 when its size does not

@@ -106,16 +106,16 @@ object FilterPlans extends PredicateHelper {
 
   /** A file scan with a partition filter that can drop partitions (not AQE's dropped DPP, `true`), or a V2
    * scan with a runtime filter that can. */
-  def prunedByPartition(scan: SparkPlan): Boolean = {
-    def prunes(filters: Seq[Expression]) = filters.exists {
-      case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false
-      case _ => true
-    }
-    scan match {
-      case s: FileSourceScanExec => prunes(s.partitionFilters)
-      case s: BatchScanExec => prunes(s.runtimeFilters)
-      case _ => false
-    }
+  def prunedByPartition(scan: SparkPlan): Boolean = scan match {
+    case s: FileSourceScanExec => s.partitionFilters.exists(prunes)
+    case s: BatchScanExec => s.runtimeFilters.exists(prunes)
+    case _ => false
+  }
+
+  /** Whether a scan's partition or runtime filter can drop partitions. */
+  def prunes(filter: Expression): Boolean = filter match {
+    case _: IsNotNull | DynamicPruningExpression(Literal.TrueLiteral) => false
+    case _ => true
   }
 
   /** The columns of `scan` whose keys are dynamic partition pruning's: a file scan's partition columns, the

@@ -3,7 +3,11 @@ package sieve.dynamicfilter
 import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.catalyst.expressions.DynamicPruningExpression
+import org.apache.spark.sql.execution.{FileSourceScanExec, InSubqueryExec, SparkPlan, SubqueryAdaptiveBroadcastExec}
+import org.apache.spark.sql.execution.adaptive.QueryStageExec
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.plan.Preconditions
@@ -27,4 +31,24 @@ final class PlanFacts(plan: SparkPlan, conf: SQLConf) extends Logging {
   // (computed once for certain: a broadcast computed again for the wait would double its cost)
   def dppPending(scan: FileSourceScanExec): Option[PrunedScanBytes.PendingDpp] = pending.computeIfAbsent(scan, s =>
     PrunedScanBytes.pendingDpp(s, plan).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
+
+  /** Whether Spark's DPP prunes the partitions of `scan`, a V2 scan: a runtime filter that can drop some, unless
+   * it is AQE's, still to be planned, kept only to reuse a broadcast join's build side, and the plan holds no
+   * broadcast join (Spark then drops it: a sort-merge join of a table without statistics). */
+  def dppPrunes(scan: BatchScanExec): Boolean = scan.runtimeFilters.exists {
+    case DynamicPruningExpression(in: InSubqueryExec) => in.plan match {
+      case a: SubqueryAdaptiveBroadcastExec if a.onlyInBroadcast => broadcastJoins
+      case _ => true
+    }
+    case other => FilterPlans.prunes(other)
+  }
+
+  private lazy val broadcastJoins: Boolean = {
+    def has(p: SparkPlan): Boolean = p match {
+      case _: BroadcastHashJoinExec => true
+      case s: QueryStageExec => has(s.plan)
+      case _ => p.children.exists(has)
+    }
+    has(plan)
+  }
 }

@@ -82,6 +82,8 @@ object KeyPrunedFileIndex {
     @volatile var footersSampled = 0L  // of those, the files whose footers were read for an estimate
     @volatile var tableStatsFiles = 0L // files the table format's own statistics decided on (no footer read)
     @volatile var statsSource = "" // where those came from: "the Delta log", "Iceberg's manifests"
+    @volatile var runtimeFilteredPartitions = 0L // a V2 scan's input partitions its own runtime filtering was given
+    @volatile var partitionsSkipped = 0L // of those, the ones it dropped
   }
 
   /** How many footers of a listing longer than `maxFooterFiles` are read to estimate from. */

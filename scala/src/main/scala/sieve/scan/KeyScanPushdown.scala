@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, Fi
   SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.connector.read.SupportsReportPartitioning
+import org.apache.spark.sql.connector.read.{InputPartition, SupportsReportPartitioning}
 import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.internal.SQLConf
@@ -49,31 +49,48 @@ object KeyScanPushdown {
       val column = scan.output.find(_.exprId == key.exprId).get
       if (TableFormats.isDelta(scan.relation.location)) tablePruning(plan, scan, column, keys, limits, publish)
       else filePruning(plan, scan, column, keys, limits, conf, publish)
-    }.orElse(batchScanBelow(plan, key).flatMap(taskPruning(plan, _, key, keys, limits, publish)))
+    }.orElse(batchScanBelow(plan, key).flatMap(taskPruning(plan, _, key, keys, limits, conf, publish)))
       .getOrElse((plan, Pushed(Nil, None)))
 
-  /** `plan` with the tasks of `scan`, an Iceberg table's, whose files' bounds hold no key left out of its input
-   * partitions before any starts ([[IcebergTasks]]): none when it has runtime filters of its own (DPP's, which
-   * plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
+  /** `plan` with the input partitions of `scan`, a data source V2 scan, that hold no key left out before any
+   * starts: an Iceberg table's tasks whose files' bounds hold none ([[IcebergTasks]]), or else those the source's
+   * own runtime filtering drops ([[SourceRuntimeFiltering]]). None when it has runtime filters of its own (DPP's,
+   * which plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
   private def taskPruning(plan: SparkPlan, scan: BatchScanExec, key: Attribute, keys: KeySet, limits: Limits,
-      publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
-    if (scan.runtimeFilters.nonEmpty || keyGrouped(scan) || !KeyPrunedFileIndex.supports(key.dataType)) None
+      conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
+    if (scan.runtimeFilters.exists(_ != DynamicPruningExpression(Literal.TrueLiteral)) || keyGrouped(scan)) None
     else {
       val column = scan.output.find(_.exprId == key.exprId).get
-      val ranges = keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
-      ranges.flatMap(IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, _)).map { pruned =>
-        val counts = new KeyPrunedFileIndex.Counts(publish)
-        counts.statsSource = "Iceberg's manifests"
-        counts.tableStatsFiles = pruned.filesBefore
-        counts.filesSkipped = pruned.filesBefore - pruned.filesAfter
+      val counts = new KeyPrunedFileIndex.Counts(publish)
+      val pruned = icebergTasks(scan, column, keys, limits, counts).orElse {
+        SourceRuntimeFiltering.filter(scan.scan, scan.inputPartitions, column.name, column.dataType, keys,
+          limits.inSize, conf.resolver).map { filtered =>
+          counts.runtimeFilteredPartitions = filtered.before
+          counts.partitionsSkipped = filtered.before - filtered.partitions.size
+          filtered.partitions
+        }
+      }
+      pruned.map { partitions =>
         counts.report()
         val pushed = Pushed(Nil, Some(counts))
-        if (pruned.filesAfter == pruned.filesBefore) (plan, pushed)
+        if (counts.filesSkipped == 0 && counts.partitionsSkipped == 0) (plan, pushed)
         else (plan.transformUp {
-          case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, pruned.partitions))
+          case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, partitions))
         }, pushed)
       }
     }
+
+  /** The input partitions of `scan`, an Iceberg table's, less the tasks whose files' bounds hold no key. */
+  private def icebergTasks(scan: BatchScanExec, column: Attribute, keys: KeySet, limits: Limits,
+      counts: KeyPrunedFileIndex.Counts): Option[Seq[InputPartition]] =
+    if (!KeyPrunedFileIndex.supports(column.dataType)) None
+    else keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
+      .flatMap(IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, _)).map { pruned =>
+        counts.statsSource = "Iceberg's manifests"
+        counts.tableStatsFiles = pruned.filesBefore
+        counts.filesSkipped = pruned.filesBefore - pruned.filesAfter
+        pruned.partitions
+      }
 
   /** `plan` with `keys` pushed into `scan`: the files whose footers hold no key left out of its listing, the
    * ranges (or the IN-set) pushed to its reader where they skip row groups. */

@@ -404,4 +404,50 @@ class DynamicFilterSuite extends SieveSessionSuite {
       assert(text.contains("DynamicFilter [k#"), text)
     }
   }
+
+  /** The star join over [[KeyRangeSource]] (40,000 rows, 40 input partitions of 1,000 keys) and `dim`: keys
+   * 100..119 and 1,960..1,979, in its first two partitions. */
+  private def rangedJoin(s: SparkSession): DataFrame = {
+    views(s)
+    s.read.format(classOf[KeyRangeSource].getName).option("rows", "40000").option("perPartition", "1000").load()
+      .createOrReplaceTempView("ranged")
+    s.sql("SELECT r.k, r.v, d.cat FROM ranged r JOIN dim d ON r.k = d.k WHERE d.grp IN (5, 98)")
+  }
+
+  private def rangedScans(df: DataFrame) = collectWithSubqueries(df.queryExecution.executedPlan) {
+    case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s
+  }
+
+  testWithAndWithoutAqe("a V2 source's own runtime filtering gets the keys where DPP does not: its other partitions never start") {
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      // a sort-merge join: DPP (on) keeps its filter only to reuse a broadcast, and there is none
+      val df = checkAnswerAgainstVanilla(rangedJoin)
+      val Seq(f) = filters(df)
+      assert(f.filterDescription(0).contains("handed to the source's runtime filtering: 38 of 40 input partitions skipped"),
+        f.filterDescription(0))
+      assert(metric(f, "numInputRows") === 2000 && metric(f, "numOutputRows") === 40)
+      // (the plan's scan: its filtered copy, made as the filter runs, reads the same scan, which Spark's DPP too filters in place)
+      val handed = rangedScans(df).map(_.scan).collect { case k: KeyRangeScan => k.handed.map(_.name()) }
+      assert(handed === Seq(Seq("IN")), rangedScans(df))
+    }
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1", "spark.sieve.dynamicFilter.pushdownInSetSize" -> "2") {
+      // more keys than pushdownInSetSize: their least and greatest, [100, 1979], still in the first two partitions
+      val df = checkAnswerAgainstVanilla(rangedJoin)
+      val Seq(f) = filters(df)
+      assert(f.filterDescription(0).contains("38 of 40 input partitions skipped"), f.filterDescription(0))
+      val handed = rangedScans(df).map(_.scan).collect { case k: KeyRangeScan => k.handed.map(_.toString) }
+      assert(handed.flatten.sorted === Seq("k <= 1979", "k >= 100"), handed)
+    }
+  }
+
+  testWithAndWithoutAqe("a V2 source's partition column under a broadcast join stays DPP's") {
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "10485760") {
+      val df = checkAnswerAgainstVanilla(rangedJoin)
+      assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+      assert(rangedScans(df).exists(_.runtimeFilters.exists(_.isInstanceOf[
+        org.apache.spark.sql.catalyst.expressions.DynamicPruningExpression])), df.queryExecution.executedPlan)
+    }
+  }
 }
