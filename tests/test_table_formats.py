@@ -154,11 +154,15 @@ def test_delta_time_travel(formats_spark, formats_vanilla, delta):
 
 # ------------------------------------------------------------------------------------------------ Iceberg
 
+NAME_OF_K = "concat('n', CAST(k % 40 AS STRING)) AS name"
+
+
 @pytest.fixture(scope="module")
 def iceberg(formats_spark, dim):
     """Tables of catalog `ice`: `deleted`, v2 with position deletes (merge-on-read; its first snapshot before
-    them); `clustered`, 8 files of key ranges; `evolved`, k renamed to key, a new column named k added, and rows written after; `partitioned`, by
-    days(day), then bucket(4, k) added (partition evolution) and rows written after."""
+    them); `clustered`, 8 files of key ranges; `evolved`, k renamed to key, a new column named k added, and rows
+    written after; `partitioned`, by days(day), then bucket(4, k) added (partition evolution) and rows written
+    after; `by_name`, partitioned by a string column (40 values, a file and an input partition each)."""
     table_formats.require("iceberg")
     spark = formats_spark
     spark.sql("CREATE NAMESPACE IF NOT EXISTS ice.db")
@@ -181,6 +185,10 @@ def iceberg(formats_spark, dim):
     few_days.writeTo("ice.db.partitioned").append()
     spark.sql("ALTER TABLE ice.db.partitioned ADD PARTITION FIELD bucket(4, k)")
     few_days.selectExpr("k", "v + 100000 AS v", "day").writeTo("ice.db.partitioned").append()
+    # each file its own input partition (a split's open cost is 128 MB), 40 partitions by name
+    spark.sql("CREATE TABLE ice.db.by_name (name STRING, v BIGINT) USING iceberg PARTITIONED BY (name) "
+              "TBLPROPERTIES ('read.split.open-file-cost' = '134217728')")
+    _fact(spark).selectExpr(NAME_OF_K, "v").writeTo("ice.db.by_name").append()
     return spark
 
 
@@ -209,17 +217,31 @@ def test_iceberg_schema_evolution(formats_spark, formats_vanilla, iceberg):
 
 
 def test_iceberg_partition_evolution_and_hidden_partitioning(formats_spark, formats_vanilla, iceberg):
-    """k is the source of a partition field (bucket(4, k)) since the evolution: its keys are Spark's dynamic
-    partition pruning's, and no dynamic filter takes them; so are day's, the source of days(day)."""
-    for join, aqe in TWO_CASES:
-        df = same_answer(formats_spark, formats_vanilla, star("ice.db.partitioned"), join, aqe)
-        placed, why = filtered(df)
-        assert not placed and any("partition column" in reason for _, reason in declined_joins(df)), why
+    """k is the source of a partition field (bucket(4, k)) since the evolution, day the source of days(day): under
+    a broadcast join their keys are Spark's dynamic partition pruning's, and no dynamic filter takes them; under a
+    sort-merge join DPP has no broadcast to reuse and drops its filter, and a dynamic filter takes them (Iceberg's
+    planning prunes by the partitions of both specs and the files' bounds)."""
     by_day = ("SELECT f.k, f.v FROM ice.db.partitioned f JOIN (SELECT DATE'2024-01-01' + k % 4 AS day, cat FROM dim) d "
               "ON f.day = d.day WHERE d.cat = 7")
-    df = same_answer(formats_spark, formats_vanilla, by_day)
+    for query in (star("ice.db.partitioned"), by_day):
+        df = same_answer(formats_spark, formats_vanilla, query, "broadcast", "false")
+        placed, why = filtered(df)
+        assert not placed and any("partition column" in reason for _, reason in declined_joins(df)), why
+        df = same_answer(formats_spark, formats_vanilla, query, "sort-merge", "true")
+        placed, why = filtered(df)
+        assert placed, why
+
+
+@pytest.mark.parametrize("join, aqe", [("sort-merge", "true"), ("sort-merge", "false")])
+def test_iceberg_runtime_filtering_by_a_partition_column(formats_spark, formats_vanilla, iceberg, join, aqe):
+    """A string partition column's keys (no bounds to prune by) go to Iceberg's own runtime filtering, as DPP's
+    would: 2 names of 40, the other input partitions never start."""
+    query = (f"SELECT f.name, f.v FROM ice.db.by_name f JOIN (SELECT {NAME_OF_K} FROM dim WHERE cat = 7) d "
+             "ON f.name = d.name")
+    df = same_answer(formats_spark, formats_vanilla, query, join, aqe)
     placed, why = filtered(df)
-    assert not placed, why
+    assert placed, why
+    assert "handed to the source's runtime filtering: 38 of 40 input partitions skipped" in why, why
 
 
 def test_iceberg_time_travel(formats_spark, formats_vanilla, iceberg):
