@@ -55,9 +55,7 @@ from spark_line import LINE
 from spark_sieve import explain as sieve_explain
 from vanilla_session import sieve_rules
 
-REPO = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("SIEVE_CACHE") or REPO / ".cache") / "tpcds"
-SCALE_FACTOR = 0.01
+CACHE, SCALE_FACTOR = tpcds.CACHE, tpcds.TEST_SCALE_FACTOR
 QUERY_NUMBERS = range(1, 100)
 
 FULL = os.environ.get("SIEVE_TPCDS_FULL", "") not in ("", "0", "false")

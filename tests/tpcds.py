@@ -63,6 +63,10 @@ PARTITION_KEYS = {
     "web_sales": "ws_sold_date_sk", "web_returns": "wr_returned_date_sk", "inventory": "inv_date_sk",
 }
 
+# Where the tests keep generated data ($SIEVE_CACHE, else the repository's git-ignored .cache), and their scale
+CACHE = Path(os.environ.get("SIEVE_CACHE") or Path(__file__).resolve().parent.parent / ".cache") / "tpcds"
+TEST_SCALE_FACTOR = 0.01
+
 # dsdgen's smallest working scale: at sf=0.001 it was still spinning after 10 minutes (extension 1.5.5).
 MIN_SCALE_FACTOR = 0.01
 
@@ -205,6 +209,42 @@ def register(spark, out_dir, partitioned_dir=None) -> None:
             # the explicit schema keeps the key's type; the select puts the key back where it was
             df = spark.read.schema(df.schema).parquet(str(Path(partitioned_dir) / table)).select(*df.columns)
         df.createOrReplaceTempView(table)
+
+
+# The width of the Iceberg fact tables' date-key partitions (truncate(DATE_BUCKET, key)): a month of date keys
+DATE_BUCKET = 30
+
+
+def write_facts(spark, flat_dir, fmt, where) -> dict:
+    """The fact tables of ``flat_dir`` written as ``fmt`` tables: Delta path tables under the directory
+    ``where``, or Iceberg tables in the namespace ``where`` (e.g. ``ice.tpcds``: v2, partitioned by
+    truncate(DATE_BUCKET, date key)); ``{table: SQL name}``. Writes them every time (the callers' tables are
+    their own)."""
+    names = {}
+    for table, key in PARTITION_KEYS.items():
+        df = spark.read.parquet(str(Path(flat_dir) / table))
+        if fmt == "delta":
+            names[table] = f"delta.`{Path(where) / table}`"
+            df.write.format("delta").mode("overwrite").save(str(Path(where) / table))
+        elif fmt == "iceberg":
+            names[table] = f"{where}.{table}"
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {where}")
+            spark.sql(f"DROP TABLE IF EXISTS {names[table]}")
+            df.createOrReplaceTempView("_tpcds_fact_rows")
+            spark.sql(f"CREATE TABLE {names[table]} USING iceberg PARTITIONED BY (truncate({DATE_BUCKET}, {key})) "
+                      "TBLPROPERTIES ('format-version' = '2') AS SELECT * FROM _tpcds_fact_rows")
+            spark.catalog.dropTempView("_tpcds_fact_rows")
+        else:
+            raise ValueError(f"unknown table format {fmt!r} (delta, iceberg)")
+    return names
+
+
+def register_facts(spark, flat_dir, names) -> None:
+    """``register``'s views, with the fact tables read from ``names`` (``write_facts``'), in the flat schema."""
+    register(spark, flat_dir)
+    for table, name in names.items():
+        columns = spark.table(table).columns
+        spark.sql(f"SELECT * FROM {name}").select(*columns).createOrReplaceTempView(table)
 
 
 def duckdb_queries(con=None) -> dict:
