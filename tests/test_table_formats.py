@@ -3,7 +3,8 @@ runs a star join on a fact table in a format, in spark-sieve's session and in va
 extensions only), compares the answers and asserts the plan: a DynamicFilter on the fact's scan, or the
 decline that keeps Spark's own pruning. The tables do what the formats do to a reader: Delta's deletion
 vectors, column mapping (physical names other than the logical ones) and time travel; Iceberg's position
-deletes, renamed and re-added columns, partition evolution, hidden partitioning and time travel."""
+and equality deletes, renamed and re-added columns, partition evolution, hidden partitioning and time travel;
+a source's own runtime filtering."""
 
 import re
 from collections import Counter
@@ -155,6 +156,27 @@ def test_delta_time_travel(formats_spark, formats_vanilla, delta):
 # ------------------------------------------------------------------------------------------------ Iceberg
 
 NAME_OF_K = "concat('n', CAST(k % 40 AS STRING)) AS name"
+# keys of dim's `cat = 7` whose fact rows an equality delete file removes
+EQ_DELETED = (7, 107, 1407)
+
+
+def _equality_deletes(spark, table, column, keys):
+    """Commits an equality delete file removing the rows of `table` whose `column` is one of `keys`."""
+    jvm = spark._jvm
+    iceberg = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    schema = iceberg.schema()
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
+    ids[0] = schema.findField(column).fieldId()
+    deleted = schema.select([column])
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, iceberg.spec(), ids, deleted, None)
+    out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
+        iceberg.io().newOutputFile(f"{iceberg.location()}/data/equality-deletes.parquet"))
+    writer = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    record = jvm.org.apache.iceberg.data.GenericRecord.create(deleted)
+    for key in keys:
+        writer.write(record.copy(column, key))
+    writer.close()
+    iceberg.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +184,8 @@ def iceberg(formats_spark, dim):
     """Tables of catalog `ice`: `deleted`, v2 with position deletes (merge-on-read; its first snapshot before
     them); `clustered`, 8 files of key ranges; `evolved`, k renamed to key, a new column named k added, and rows
     written after; `partitioned`, by days(day), then bucket(4, k) added (partition evolution) and rows written
-    after; `by_name`, partitioned by a string column (40 values, a file and an input partition each)."""
+    after; `eq_deleted`, 8 files of key ranges with an equality delete file; `by_name`, partitioned by a string
+    column (40 values, a file and an input partition each)."""
     table_formats.require("iceberg")
     spark = formats_spark
     spark.sql("CREATE NAMESPACE IF NOT EXISTS ice.db")
@@ -185,6 +208,11 @@ def iceberg(formats_spark, dim):
     few_days.writeTo("ice.db.partitioned").append()
     spark.sql("ALTER TABLE ice.db.partitioned ADD PARTITION FIELD bucket(4, k)")
     few_days.selectExpr("k", "v + 100000 AS v", "day").writeTo("ice.db.partitioned").append()
+    # equality deletes (Spark's SQL writes position deletes only: through Iceberg's Java API), over key ranges
+    spark.sql("CREATE TABLE ice.db.eq_deleted (k INT, v BIGINT, day DATE) USING iceberg "
+              "TBLPROPERTIES ('format-version' = '2', 'write.distribution-mode' = 'none')")
+    _fact(spark).repartitionByRange(8, "k").sortWithinPartitions("k").writeTo("ice.db.eq_deleted").append()
+    _equality_deletes(spark, "ice.db.eq_deleted", "k", EQ_DELETED)
     # each file its own input partition (a split's open cost is 128 MB), 40 partitions by name
     spark.sql("CREATE TABLE ice.db.by_name (name STRING, v BIGINT) USING iceberg PARTITIONED BY (name) "
               "TBLPROPERTIES ('read.split.open-file-cost' = '134217728')")
@@ -197,6 +225,17 @@ def test_iceberg_position_deletes(formats_spark, formats_vanilla, iceberg, join,
     deletes = formats_spark.sql("SELECT count(*) FROM ice.db.deleted.delete_files").first()[0]
     assert deletes > 0, "the DELETE wrote no position delete files"
     df = same_answer(formats_spark, formats_vanilla, star("ice.db.deleted"), join, aqe)
+    placed, why = filtered(df)
+    assert placed, why
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_iceberg_equality_deletes(formats_spark, formats_vanilla, iceberg, join, aqe):
+    """The deleted keys' rows stay deleted in the files a filter keeps (their delete file goes with them)."""
+    kinds = formats_spark.sql("SELECT content FROM ice.db.eq_deleted.delete_files").collect()
+    assert [r[0] for r in kinds] == [2], f"not one equality delete file: {kinds}"
+    df = same_answer(formats_spark, formats_vanilla, star("ice.db.eq_deleted"), join, aqe)
+    assert not {r[0] for r in df.collect()} & set(EQ_DELETED)
     placed, why = filtered(df)
     assert placed, why
 
