@@ -48,7 +48,9 @@ hash, SMJ sort-merge, SHJ shuffled hash), +bloom when a runtime bloom filter is 
 spark-sieve dynamic filter is.
 
 --tpcds SF adds a TPC-DS section (data and queries from tests/tpcds.py, cached under .cache/bench/;
---partitioned with the fact tables partitioned by their date key), --tpch SF a TPC-H section (tests/tpch.py:
+--partitioned with the fact tables partitioned by their date key; --tpcds-format delta|iceberg with the fact
+tables in that format, written once: dev/bench --spark 4.0 dynamic_filter --no-star --tpcds 1 --tpcds-format
+iceberg), --tpch SF a TPC-H section (tests/tpch.py:
 tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over the star fact; --no-star
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
@@ -282,6 +284,9 @@ def main(argv=None):
     p.add_argument("--row-group-mb", type=float, default=8, help="Parquet row group size of the fact files")
     p.add_argument("--tpcds", type=float, metavar="SF", help="add the TPC-DS section at this scale factor")
     p.add_argument("--tpcds-queries", help="comma-separated query numbers (default: all 99)")
+    p.add_argument("--tpcds-format", choices=[f for f in FORMATS if f != "parquet"],
+                   help="TPC-DS with the fact tables in this table format (Iceberg: v2, partitioned by truncated date "
+                        "key; dimensions stay Parquet): dev/bench --spark 4.0 ...")
     p.add_argument("--partitioned", action="store_true",
                    help="TPC-DS with the fact tables partitioned by their date key (Spark's DPP acts too)")
     p.add_argument("--tpch", type=float, metavar="SF", help="add the TPC-H section (tpchgen-cli data) at this scale factor")
@@ -307,11 +312,13 @@ def main(argv=None):
            + [f for f in args.formats.split(",") if f not in FORMATS]
            + [s for s in args.selectivities.split(",")
               if not 0 < float(s) <= 1 or abs(float(s) * CATS - round(float(s) * CATS)) > 1e-9])
+    if args.tpcds_format and args.partitioned:
+        bad.append("--tpcds-format with --partitioned (the format tables are partitioned their own way)")
     if bad:
         p.error(f"unknown or invalid: {', '.join(bad)}")
 
     spark = session("spark-sieve dynamic_filter bench", memory=args.memory, jar=args.jar,
-                    settings=format_settings(args.formats.split(",")))
+                    settings=format_settings(args.formats.split(",") + [args.tpcds_format or "parquet"]))
     status = sieve.status(spark)
     print(f"# dynamic_filter bench: {' '.join(sys.argv)}")
     print(f"spark-sieve {sieve.__version__} (jar {status.get('version')}), Spark {spark.version}, "
@@ -324,7 +331,7 @@ def main(argv=None):
         bench_star3(spark, args, variants)
     if args.tpcds:
         failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
-                                args.partitioned) or 0
+                                args.partitioned, args.tpcds_format) or 0
     if args.tpch:
         failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")

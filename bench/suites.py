@@ -18,9 +18,25 @@ def _dfs_cell(counts):
     return "" if not planned and not ran else str(ran) if ran >= planned else f"{ran} ({planned} planned)"
 
 
-def _suite(name, sf, spark, partitioned=False):
+def _format_facts(spark, tpcds, out_dir, sf, table_format):
+    """The TPC-DS fact tables of `out_dir` as `table_format` tables (tpcds.write_facts), written once under
+    .cache/bench/ (Delta) or in the Iceberg catalog's namespace bench_tpcds_sf<sf> (.cache/bench/iceberg)."""
+    tag = f"tpcds_sf{sf:g}".replace(".", "_")
+    where = os.path.join(DATA, f"{tag}_delta") if table_format == "delta" else f"ice.bench_{tag}"
+    marker = os.path.join(DATA, f"{tag}.{table_format}.done")
+    if os.path.exists(marker):
+        return {t: (f"delta.`{os.path.join(where, t)}`" if table_format == "delta" else f"{where}.{t}")
+                for t in tpcds.PARTITION_KEYS}
+    print(f"writing the fact tables as {table_format} tables ({where}) ...", flush=True)
+    names = tpcds.write_facts(spark, out_dir, table_format, where)
+    open(marker, "w").close()
+    return names
+
+
+def _suite(name, sf, spark, partitioned=False, table_format=None):
     """(title, {number: sql}, skipped) of a query suite (tests/tpcds.py or tests/tpch.py), its data
-    generated once under .cache/bench/ and registered as temp views; None with the reason if it cannot run."""
+    generated once under .cache/bench/ and registered as temp views (TPC-DS's facts in `table_format`, when
+    given); None with the reason if it cannot run."""
     try:
         suite = importlib.import_module(name)  # tests/tpcds.py or tests/tpch.py
     except ImportError as e:
@@ -36,14 +52,19 @@ def _suite(name, sf, spark, partitioned=False):
         out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
         part_dir = (tpcds.generate_partitioned(spark, out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_partitioned"), sf)
                     if partitioned else None)
-        tpcds.register(spark, out_dir, part_dir)
+        if table_format:
+            tpcds.register_facts(spark, out_dir, _format_facts(spark, tpcds, out_dir, sf, table_format))
+        else:
+            tpcds.register(spark, out_dir, part_dir)
         texts, skipped = tpcds.queries(strip_limit=False), tpcds.SKIPPED
         title = "TPC-DS" + (" (fact tables partitioned by their date key)" if partitioned else "")
+        if table_format:
+            title += f" (fact tables as {table_format} tables: tests/tpcds.py write_facts)"
     print(f"data: {out_dir} (generated or found in {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
     return (title, texts, skipped), None
 
 
-def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
+def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, table_format=None):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
     plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
@@ -53,7 +74,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False):
           f"changes: median of {args.runs} interleaved runs, {args.short_runs} under {args.short_under:g}s, "
           f"the others 1, after a warm-up round; limit "
           f"{args.limit:.0f}s per run)\n")
-    suite, error = _suite(name, sf, spark, partitioned)
+    suite, error = _suite(name, sf, spark, partitioned, table_format)
     if suite is None:
         print(f"not run: the suite's module cannot be imported ({error})")
         return
