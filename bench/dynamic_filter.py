@@ -76,7 +76,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from common import add_jar_argument, jar_note, ratio, session  # noqa: E402
 from format_tables import DELETED, FORMATS, fact_table, table_shape  # noqa: E402
 from format_tables import session_settings as format_settings  # noqa: E402
-from plan_reading import file_pruning, files_note, plan_note  # noqa: E402
+from plan_reading import FOOTERS, RUNTIME_FILTERING, file_pruning, files_note, plan_note  # noqa: E402
 # tests/test_bench.py reads the plan reading here, as bench.same_plan, bench.why_none, bench.WHY_KINDS
 from plan_reading import WHY_KINDS, same_plan, why_kind, why_none  # noqa: E402, F401
 from runs import (  # noqa: E402
@@ -237,11 +237,11 @@ def goals(results, pruning):
                            "Delta's vanilla/sieve over Parquet's"))
         if fmt != "parquet" and layout == "clustered":
             done = pruning.get((fmt, layout, "smj", low), [])
-            table = [(s, n) for s, n, source in done if source != "footers"]
+            table = [(s, n) for s, n, source in done if source not in (FOOTERS, RUNTIME_FILTERING)]
             share = sum(s for s, _ in table) / sum(n for _, n in table) if table else None
             print(f"- {where}: ≥ 80% of the fact's files skipped from the table's statistics alone (no footer) — "
                   + _check(share, lambda x: x >= 0.8, f"share skipped; footers read: "
-                           f"{'yes' if any(src == 'footers' for _, _, src in done) else 'none'}"))
+                           f"{'yes' if any(src == FOOTERS for _, _, src in done) else 'none'}"))
     at_high = {k: v for k, v in results.items() if k[3] == high}
     if not at_high:
         print("- 50%: not measured (needs 0.5 in --selectivities)")

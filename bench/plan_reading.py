@@ -43,13 +43,18 @@ def plan_note(plan):
 
 _TABLE_STATS = re.compile(r"statistics of (\d+) files read from (.+?) \(no footer\): (\d+) files skipped")
 _FOOTERS = re.compile(r"footers of (\d+) files read: (\d+) files")
+# file_pruning's sources that are not a table's own statistics
+FOOTERS, RUNTIME_FILTERING = "footers", "runtime filtering, input partitions"
+_RUNTIME = re.compile(r"handed to the source's runtime filtering: (\d+) of (\d+) input partitions skipped")
 
 
 def file_pruning(explain_text):
     """What spark_sieve.explain says the dynamic filters' file pruning did, scan by scan: [(files skipped, files
-    whose statistics were read, where from: a table's own metadata, or "footers")]."""
+    whose statistics were read, where from: a table's own metadata, or "footers")], and a V2 source's runtime
+    filtering as (input partitions skipped, input partitions, "runtime filtering, input partitions")."""
     found = [(int(m[2]), int(m[0]), m[1]) for m in _TABLE_STATS.findall(explain_text)]
-    return found + [(int(m[1]), int(m[0]), "footers") for m in _FOOTERS.findall(explain_text)]
+    found += [(int(m[1]), int(m[0]), FOOTERS) for m in _FOOTERS.findall(explain_text)]
+    return found + [(int(m[0]), int(m[1]), RUNTIME_FILTERING) for m in _RUNTIME.findall(explain_text)]
 
 
 def files_note(pruning):

@@ -42,3 +42,20 @@ joins without a dynamic filter:
     assert kinds[:3] == [dict(bench.WHY_KINDS)[k] for k in ("minApplicationBytes", "partition column", "reach")]
     assert kinds[3] == "other: something new"
     assert bench.why_none("no BulkFilter in this plan") == []
+
+
+def test_files_skipped_and_where_from():
+    """The star join's `files skipped` column: each filter's file pruning as explain prints it, by its source."""
+    explain = """DynamicFilter [k#8] from [k#0] (shuffle)
+  filter:  in-set of 800 keys; pushed to scan: k#8 IN (800 values); statistics of 64 files read from the Delta log (no footer): 63 files skipped
+DynamicFilter [k#9] from [k#1] (shuffle)
+  filter:  in-set of 20 keys; statistics of 8 files read from Iceberg's manifests (no footer): 6 files skipped
+DynamicFilter [k#10] from [k#2] (broadcast)
+  filter:  in-set of 40 keys; footers of 8 files read: 6 files, 30 row groups (30000 rows) skipped
+DynamicFilter [k#11] from [k#3] (shuffle)
+  filter:  in-set of 40 keys; handed to the source's runtime filtering: 38 of 40 input partitions skipped"""
+    pruning = bench.file_pruning(explain)
+    assert pruning == [(63, 64, "the Delta log"), (6, 8, "Iceberg's manifests"), (6, 8, bench.FOOTERS),
+                       (38, 40, bench.RUNTIME_FILTERING)]
+    assert bench.files_note(pruning[:2]) == "63/64 (the Delta log), 6/8 (Iceberg's manifests)"
+    assert bench.files_note([]) == "-"
