@@ -141,3 +141,21 @@ def test_bad_setting_names_the_key(spark, tables):
             spark.sql(STAR).collect()
     finally:
         spark.conf.unset("spark.sieve.dynamicFilter.maxPassRatio")
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_a_data_source_v2_scan_gets_a_filter(spark, vanilla, tables, aqe):
+    """Parquet read through Spark's data source V2 (`useV1SourceList` empty: a BatchScanExec, no Iceberg or Delta
+    on the classpath on most lines) is filtered like a file scan: same answer, a DynamicFilter on the fact's
+    BatchScan."""
+    views = {}
+    for session in (spark, vanilla):
+        with settings_on(session, {"spark.sql.sources.useV1SourceList": ""}):
+            session.read.parquet(str(tables / "fact")).createOrReplaceTempView("fact_v2")
+            views[session] = session.table("fact_v2")
+    query = STAR.replace("fact f", "fact_v2 f")
+    with settings_on(spark, {"spark.sql.sources.useV1SourceList": ""}), \
+            settings_on(vanilla, {"spark.sql.sources.useV1SourceList": ""}):
+        _, df = _answers(spark, vanilla, query, aqe, "-1")
+    assert "BatchScan" in plan_text(df), plan_text(df)
+    assert dynamic_filters(df), sieve.explain(df, print_it=False)

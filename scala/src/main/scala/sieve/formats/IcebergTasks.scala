@@ -31,14 +31,12 @@ object IcebergTasks {
 
   private type AnyScan = IcebergScan[_, ScanTask, _]
 
-  def isIceberg(scan: Scan): Boolean = scan.getClass.getName.startsWith("org.apache.iceberg.spark.source.")
-
   /** `partitions` of `scan` less the files none of whose rows can hold `column` within one of `ranges` (inclusive
    * bounds, as longs: days for a date; the caller has checked the column is integral or a date); None when
    * Iceberg's classes do not say. */
   def prune(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType,
       ranges: Seq[(Long, Long)]): Option[Pruned] =
-    if (!isIceberg(scan)) None
+    if (!TableFormats.isIceberg(scan)) None
     else try Some {
       // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
       // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan

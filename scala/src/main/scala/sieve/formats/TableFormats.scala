@@ -1,5 +1,6 @@
 package sieve.formats
 
+import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.datasources.FileIndex
 
 /**
@@ -14,6 +15,10 @@ object TableFormats {
 
   /** Whether `index` lists a Delta table's files (of the snapshot its query reads: time travel's included). */
   def isDelta(index: FileIndex): Boolean = extendsClass(index.getClass, DeltaFileIndex)
+
+  /** Whether `scan` is an Iceberg table's. Asked before anything touches [[IcebergTasks]]: loading that class
+   * needs Iceberg's on the classpath (a V2 scan of any other source must never load it). */
+  def isIceberg(scan: Scan): Boolean = scan.getClass.getName.startsWith("org.apache.iceberg.spark.source.")
 
   private def extendsClass(c: Class[_], name: String): Boolean =
     Iterator.iterate[Class[_]](c)(_.getSuperclass).takeWhile(_ != null).exists(_.getName == name)

@@ -83,7 +83,8 @@ object KeyScanPushdown {
   /** The input partitions of `scan`, an Iceberg table's, less the tasks whose files' bounds hold no key. */
   private def icebergTasks(scan: BatchScanExec, column: Attribute, keys: KeySet, limits: Limits,
       counts: KeyPrunedFileIndex.Counts): Option[Seq[InputPartition]] =
-    if (!KeyPrunedFileIndex.supports(column.dataType)) None
+    // (IcebergTasks is loaded only for an Iceberg scan: its class needs Iceberg's on the classpath)
+    if (!TableFormats.isIceberg(scan.scan) || !KeyPrunedFileIndex.supports(column.dataType)) None
     else keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
       .flatMap(IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, _)).map { pruned =>
         counts.statsSource = "Iceberg's manifests"
