@@ -120,15 +120,17 @@ object KeyScanPushdown {
     }, pushed)
   }
 
-  /** `plan` with `keys` pushed into the data filters of `scan`, a Delta table's, as an IN-set (small ones) and
-   * key ranges: the table skips the files whose log statistics hold no key as it lists them, before any is
-   * opened, and the reader the row groups. */
+  /** `plan` with `keys` pushed into the data filters of `scan`, a Delta table's, as key ranges: the table skips
+   * the files whose log statistics hold no key as it lists them, before any is opened, and the reader the row
+   * groups. */
   private def tablePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
       limits: Limits, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
+    // the key ranges only (a set of up to maxRanges keys is its keys): Delta turns each pushed predicate into
+    // tests of the log's min / max per file in one generated expression, and an IN-list of a thousand keys per
+    // filter, on a scan of several filters, outgrew Java's 64 KB method (TPC-DS with Delta facts)
     val predicates = keys match {
       case EmptyKeySet => Seq(Literal(false))
-      case k => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
-        k.ranges(limits.maxRanges).map(rangePredicate(column, _)).toSeq
+      case k => k.ranges(limits.maxRanges).map(rangePredicate(column, _)).toSeq
     }
     if (predicates.isEmpty) return (plan, Pushed(Nil, None))
     val counts = new KeyPrunedFileIndex.Counts(publish)
