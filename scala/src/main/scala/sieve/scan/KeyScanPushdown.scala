@@ -47,7 +47,7 @@ object KeyScanPushdown {
       publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) =
     scanBelow(plan, key).map { scan =>
       val column = scan.output.find(_.exprId == key.exprId).get
-      if (TableFormats.isDelta(scan.relation.location)) tablePruning(plan, scan, column, keys, limits, publish)
+      if (isDelta(scan)) tablePruning(plan, scan, column, keys, limits, publish)
       else filePruning(plan, scan, column, keys, limits, conf, publish)
     }.orElse(batchScanBelow(plan, key).flatMap(taskPruning(plan, _, key, keys, limits, conf, publish)))
       .getOrElse((plan, Pushed(Nil, None)))
@@ -125,21 +125,34 @@ object KeyScanPushdown {
    * groups. */
   private def tablePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
       limits: Limits, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
-    // the key ranges only (a set of up to maxRanges keys is its keys): Delta turns each pushed predicate into
-    // tests of the log's min / max per file in one generated expression, and an IN-list of a thousand keys per
-    // filter, on a scan of several filters, outgrew Java's 64 KB method (TPC-DS with Delta facts)
+    // a few key ranges, no IN-list: Delta tests each pushed predicate against the log's min / max per file (and
+    // whether the file has them) in one generated filter over its log, which Java caps at 64 KB a method; a
+    // scan may hold several filters (five in TPC-DS q13), and each key range narrower than the files' holds
+    // as much as an IN-list of its keys there
     val predicates = keys match {
       case EmptyKeySet => Seq(Literal(false))
-      case k => k.ranges(limits.maxRanges).map(rangePredicate(column, _)).toSeq
+      case k => k.ranges(math.min(limits.maxRanges, DeltaRanges)).map(rangePredicate(column, _)).toSeq
     }
     if (predicates.isEmpty) return (plan, Pushed(Nil, None))
     val counts = new KeyPrunedFileIndex.Counts(publish)
     val relation = scan.relation
-    val index = new TableStatsFileIndex(relation.location, predicates, "the Delta log", counts)
+    val index = relation.location match {
+      case other: TableStatsFileIndex => other.and(predicates, counts) // a filter pushed already: one listing more
+      case table => new TableStatsFileIndex(table, Seq(predicates -> counts), "the Delta log")
+    }
     (plan.transformUp {
       case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
         relation = relation.copy(location = index)(relation.sparkSession), dataFilters = scan.dataFilters ++ predicates))
     }, Pushed(predicates, Some(counts)))
+  }
+
+  /** The most key ranges a filter pushes into a Delta scan (see [[tablePruning]]). */
+  private val DeltaRanges = 8
+
+  /** Whether `scan` reads a Delta table: its file index Delta's, or one a filter pushed into it derived. */
+  private def isDelta(scan: FileSourceScanExec): Boolean = scan.relation.location match {
+    case _: TableStatsFileIndex => true
+    case index => TableFormats.isDelta(index)
   }
 
   private def keyGrouped(scan: BatchScanExec): Boolean = scan.scan match {
@@ -289,7 +302,7 @@ object KeyScanPushdown {
   private def footersUsable(scan: FileSourceScanExec, column: Attribute, maxFiles: Long, conf: SQLConf): Boolean = {
     val relation = scan.relation
     val resolver = conf.resolver
-    relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 && !TableFormats.isDelta(relation.location) &&
+    relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 && !isDelta(scan) &&
       !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
       KeyPrunedFileIndex.supports(column.dataType) &&
       relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
