@@ -38,6 +38,8 @@ def test_jar_is_bundled_inside_the_package(jar):
                                       "org/apache/spark/sql/SieveDatasets$.class",
                                       "org/apache/spark/sql/SieveSqlConf.class",
                                       "org/apache/spark/sql/SieveSqlConf$.class",
+                                      "org/apache/spark/sql/SieveV2Literals.class",
+                                      "org/apache/spark/sql/SieveV2Literals$.class",
                                       "org/apache/spark/sql/execution/joins/SieveBroadcastKeys.class",
                                       "org/apache/spark/sql/execution/joins/SieveBroadcastKeys$.class"}, \
         "Spark must not be bundled"
