@@ -1,5 +1,7 @@
 package sieve.scan
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.SieveV2Literals
 import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.connector.expressions.{Expression => V2Expression, NamedReference}
@@ -26,9 +28,10 @@ object SourceRuntimeFiltering {
       inSize: Long, resolver: Resolver): Option[Filtered] = scan match {
     case s: SupportsRuntimeV2Filtering =>
       s.filterAttributes.find(a => resolver(a.fieldNames.mkString("."), column)).flatMap { attribute =>
-        predicates(attribute, dataType, keys, inSize).map { handed =>
-          s.filter(handed.toArray)
-          Filtered(s.toBatch.planInputPartitions().toSeq, partitions.size)
+        predicates(attribute, dataType, keys, inSize).flatMap { handed =>
+          // (a source that fails to filter: its scan read as planned, not a new error in the query)
+          try Some(Filtered({ s.filter(handed.toArray); s.toBatch.planInputPartitions().toSeq }, partitions.size))
+          catch { case NonFatal(_) => None }
         }
       }
     case _ => None
