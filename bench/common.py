@@ -29,7 +29,10 @@ def session(app, memory="6g", jar=None, settings=None):
                .config("spark.driver.memory", memory)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "8"))
+               .config("spark.sql.shuffle.partitions", "8")
+               # plans are compared as text (plan_reading.same_plan): a scan's filters printed whole, not cut
+               # at 100 characters, where ids of other lengths would cut one plan's elsewhere than the other's
+               .config("spark.sql.maxMetadataStringLength", "100000"))
     for key, value in (settings or {}).items():
         builder = builder.config(key, value)
     spark = sieve.configure(builder, jar=jar).getOrCreate()

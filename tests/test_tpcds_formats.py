@@ -2,7 +2,10 @@
 partitioned by their date key (truncate to months of keys), the dimensions as Parquet: each query of a slice
 answers in spark-sieve's session as in vanilla Spark's (both with the formats' extensions), AQE on and, for
 some, off, and the slice's plans hold dynamic filters on the format tables' scans. `SIEVE_TPCDS_FORMATS=all`
-runs all 99 (dev/ and bench work; too long for every run of the suite)."""
+runs all 99, `SIEVE_TPCDS_FORMATS_SF=1` at another scale factor (dev/ and bench work; too long for every run of
+the suite):
+
+    SIEVE_TPCDS_FORMATS=all SIEVE_TPCDS_FORMATS_SF=1 dev/test --spark 4.0 tests/test_tpcds_formats.py"""
 
 import os
 
@@ -28,6 +31,7 @@ MIN_FILTERED = 4
 
 # every query (1..99) with SIEVE_TPCDS_FORMATS=all, else the slice; each its own test (pytest-timeout's limit)
 NUMBERS = range(1, 100) if os.environ.get("SIEVE_TPCDS_FORMATS") == "all" else SLICE
+SCALE_FACTOR = float(os.environ.get("SIEVE_TPCDS_FORMATS_SF") or tpcds.TEST_SCALE_FACTOR)
 FILTERED = {}  # format -> the queries whose plan (AQE on) held a dynamic filter
 
 
@@ -40,7 +44,7 @@ def queries():
 def fmt(request, formats_spark, formats_vanilla, tmp_path_factory):
     """The format whose fact tables both sessions' TPC-DS views read (written for this module)."""
     table_formats.require(request.param)
-    flat = tpcds.generate(tpcds.CACHE / f"sf{tpcds.TEST_SCALE_FACTOR}", tpcds.TEST_SCALE_FACTOR)
+    flat = tpcds.generate(tpcds.CACHE / f"sf{SCALE_FACTOR:g}", SCALE_FACTOR)
     where = str(tmp_path_factory.mktemp("tpcds-delta")) if request.param == "delta" else "ice.tpcds"
     names = tpcds.write_facts(formats_spark, flat, request.param, where)
     for session in (formats_spark, formats_vanilla):
