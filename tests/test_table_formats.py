@@ -145,6 +145,20 @@ def test_delta_clustered_files_skipped_by_the_log(formats_spark, formats_vanilla
     skipped_by_table_stats(formats_spark, formats_vanilla, delta["clustered"], "the Delta log", join, aqe)
 
 
+@pytest.mark.parametrize("join, aqe", TWO_CASES)
+def test_delta_two_filters_on_one_scan_list_the_log_once(formats_spark, formats_vanilla, delta, join, aqe):
+    """Two dynamic filters on one Delta scan (k from one dimension, v from another): the log is listed once under
+    both filters' key ranges (each listing is a query over the log), and skips the files of no k in 300..399."""
+    query = (f"SELECT f.k, f.v FROM {delta['clustered']} f JOIN dim d ON f.k = d.k JOIN dim d2 ON f.v = d2.k "
+             "WHERE d.band = 3 AND d2.cat < 50")
+    df = same_answer(formats_spark, formats_vanilla, query, join, aqe)
+    placed, why = filtered(df)
+    listed = re.findall(r"statistics of 8 files read from the Delta log \(one listing for (\d+) filters\) "
+                        r"\(no footer\): (\d+) files skipped", why)
+    assert placed and len(listed) == 2 and all(n == "2" and int(skipped) >= 6 for n, skipped in listed), why
+    assert "footers of" not in why, why
+
+
 def test_delta_time_travel(formats_spark, formats_vanilla, delta):
     """Version 1 (before the delete) and the latest answer differently; each equals vanilla's."""
     before = same_answer(formats_spark, formats_vanilla, star(f"{delta['dv']} VERSION AS OF 1"))

@@ -126,28 +126,26 @@ object KeyScanPushdown {
   private def tablePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
       limits: Limits, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
     // a few key ranges, no IN-list: Delta tests each pushed predicate against the log's min / max per file (and
-    // whether the file has them) in one generated filter over its log, which Java caps at 64 KB a method; a
-    // scan may hold several filters (five in TPC-DS q13), and each key range narrower than the files' holds
-    // as much as an IN-list of its keys there
-    val predicates = keys match {
+    // whether the file has them) in one generated filter over its log, which Java caps at 64 KB a method (see
+    // TableStatsFileIndex), and each key range narrower than the files' holds as much as an IN-list of its keys
+    def predicates(n: Int): Seq[Expression] = keys match {
       case EmptyKeySet => Seq(Literal(false))
-      case k => k.ranges(math.min(limits.maxRanges, DeltaRanges)).map(rangePredicate(column, _)).toSeq
+      case k => k.ranges(n).map(rangePredicate(column, _)).toSeq
     }
-    if (predicates.isEmpty) return (plan, Pushed(Nil, None))
+    val pushed = predicates(math.min(limits.maxRanges, TableStatsFileIndex.MaxRanges))
+    if (pushed.isEmpty) return (plan, Pushed(Nil, None))
     val counts = new KeyPrunedFileIndex.Counts(publish)
+    val group = TableStatsFileIndex.Group(pushed, n => predicates(math.min(limits.maxRanges, n)), counts)
     val relation = scan.relation
     val index = relation.location match {
-      case other: TableStatsFileIndex => other.and(predicates, counts) // a filter pushed already: one listing more
-      case table => new TableStatsFileIndex(table, Seq(predicates -> counts), "the Delta log")
+      case other: TableStatsFileIndex => other.and(group) // a filter pushed already: listed together
+      case table => new TableStatsFileIndex(table, Seq(group), "the Delta log")
     }
     (plan.transformUp {
       case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
-        relation = relation.copy(location = index)(relation.sparkSession), dataFilters = scan.dataFilters ++ predicates))
-    }, Pushed(predicates, Some(counts)))
+        relation = relation.copy(location = index)(relation.sparkSession), dataFilters = scan.dataFilters ++ pushed))
+    }, Pushed(pushed, Some(counts)))
   }
-
-  /** The most key ranges a filter pushes into a Delta scan (see [[tablePruning]]). */
-  private val DeltaRanges = 8
 
   /** Whether `scan` reads a Delta table: its file index Delta's, or one a filter pushed into it derived. */
   private def isDelta(scan: FileSourceScanExec): Boolean = scan.relation.location match {
