@@ -5,7 +5,10 @@ some, off, and the slice's plans hold dynamic filters on the format tables' scan
 runs all 99, `SIEVE_TPCDS_FORMATS_SF=1` at another scale factor (dev/ and bench work; too long for every run of
 the suite):
 
-    SIEVE_TPCDS_FORMATS=all SIEVE_TPCDS_FORMATS_SF=1 dev/test --spark 4.0 tests/test_tpcds_formats.py"""
+    SIEVE_TPCDS_FORMATS=all SIEVE_TPCDS_FORMATS_SF=1 dev/test --spark 4.0 tests/test_tpcds_formats.py
+
+with PYSPARK_SUBMIT_ARGS="--driver-memory 6g pyspark-shell" at sf1: writing its Iceberg tables, partitioned,
+runs out of the tests' default 1 GB driver."""
 
 import os
 
