@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory
  * filter): the format decides, no footer is read. The table lists its files as the scan would (its own data
  * filters: the listing the format prepared for the query), then once more under every filter's key ranges at
  * once, [[TableStatsFileIndex.MaxRanges]] in all: each listing the format was not prepared for is a query over
- * its log (a Spark job, its filter compiled anew: 0.2-0.5 s, what a slower query would pay per filter), and the
+ * its log (a Spark job, its filter compiled anew, which a query would otherwise pay once per filter), and the
  * format evaluates the filters in one generated expression over its log, which Java caps at 64 KB a method
  * (TPC-DS q13: five filters on one scan).
  */
