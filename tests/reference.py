@@ -6,6 +6,8 @@ the same rows and value files."""
 import os
 from collections import Counter
 
+from pyspark.sql.types import StringType
+
 from spark_sieve._connect import is_connect
 from spark_sieve.bulk_filter import AllOf, AnyOf, Leaf
 from vanilla_session import sieve_rules
@@ -36,7 +38,7 @@ def exists_query(vanilla, df, tree):
     assert not _has_sieve(vanilla), "the reference side must be a session without spark-sieve (conftest's vanilla)"
     df = in_session(vanilla, df)
     df.createOrReplaceTempView("ref_input")
-    types = dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)
+    types = dict((f.name, f.dataType) for f in df.schema.fields)
     counter = [0]
 
     def sql(node):
@@ -45,7 +47,12 @@ def exists_query(vanilla, df, tree):
             view = f"ref_v{counter[0]}"
             values = read_values(spark, node)
             col = node.value_column or values.columns[0]
-            values.selectExpr(f"try_cast(`{col}` AS {types[node.column]}) AS value").createOrReplaceTempView(view)
+            # Spark's `=` decides, as written; but strings against a collated column are taken in its collation
+            # (Spark refuses `=` between two implicit collations), as a leaf takes them
+            key_type = types[node.column]
+            collated = isinstance(key_type, StringType) and key_type.simpleString() != "string"
+            value = f"CAST(`{col}` AS {key_type.simpleString()})" if collated else f"`{col}`"
+            values.selectExpr(f"{value} AS value").createOrReplaceTempView(view)
             test = f"EXISTS (SELECT 1 FROM {view} WHERE {view}.value = ref_input.`{node.column}`)"
             return test if node.include else f"NOT {test}"
         joiner = " AND " if isinstance(node, AllOf) else " OR "

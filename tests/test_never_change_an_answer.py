@@ -354,13 +354,6 @@ def test_include_is_exists_whatever_the_value_type(spark, vanilla, typed, aqe, n
             session.conf.unset("spark.sql.adaptive.enabled")
 
 
-def test_a_string_column_against_numbers_is_refused_at_apply(spark, typed):
-    path = typed("ints", "SELECT * FROM VALUES (1), (2) AS t(v)")
-    spark.createDataFrame([("1",), ("x",)], "s string").createOrReplaceTempView("strings")
-    with pytest.raises(sieve.ColumnError, match="column 's'.*cast every STRING key"):
-        sieve.include("s", path).apply(spark.table("strings"))
-
-
 # 7. a value path is read as that path ------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["v[1].csv", "v*.csv", "v{1,2}.csv"])

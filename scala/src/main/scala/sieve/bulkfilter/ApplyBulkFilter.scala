@@ -58,7 +58,7 @@ object ApplyBulkFilter {
       case (r: TextRead, _) if textFiles(r).size == 1 => Nil
       case (_, files) => files
     }
-    val sources = reads.map {
+    val (sources, comparisons) = reads.map {
       case r @ TextRead(key) =>
         val files = textFiles(r)
         val label = if (files.size == 1) Some(files.head.getPath.toUri.getPath) else None
@@ -69,7 +69,7 @@ object ApplyBulkFilter {
           case f: FrameSource => f.frame
         }
         castValues(raw, valueColumnOf(raw, leaf), Some(source.describe), key, source.describe)
-    }
+    }.unzip
 
     var next = -1
     val indexed = tree.map { _ => next += 1; next }
@@ -81,7 +81,7 @@ object ApplyBulkFilter {
     // per-leaf fields indexed (Vectors: the rules look leaves up by index, thousands of times)
     val node = BulkFilter(indexed, keys.toVector, leafReads.map(r => readIndex(r._1)).toVector, leafFiles.toVector,
       sourceFiles.toVector, leafBytes.toVector, leaves.map(_.include).toVector, leaves.map(_.describe).toVector,
-      df.queryExecution.analyzed, sources.map(_.queryExecution.analyzed).toVector)
+      comparisons.toVector, df.queryExecution.analyzed, sources.map(_.queryExecution.analyzed).toVector)
     SieveDatasets.ofRows(spark, node)
   }
 
@@ -131,28 +131,37 @@ object ApplyBulkFilter {
   }
 
   /**
-   * Two columns: `value`, in the type the leaf compares in, NULLs dropped (they match nothing), and
-   * `file`, the file each value came from (for tagged text reads; empty otherwise).
-   * The comparison is Spark's own `=` ([[ValueComparison]]): strings are parsed as the key's type, and
-   * a value that does not parse fails the query with a message naming the file or source, the value and
-   * the column; values of another type are compared in the wider of the two types (DOUBLE 1.5 matches
-   * no INT), so a value no key can equal matches nothing.
+   * Two columns: `value`, held in the type of the leaf's [[ValueComparison.Comparison]], NULLs dropped
+   * (they match nothing), and `file`, the file each value came from (for tagged text reads; empty
+   * otherwise); with the comparison. Values are cast as Spark's `key = value` casts them: under ANSI a
+   * string that does not cast fails the query with a message naming the file or source, the value and
+   * the column; otherwise it is NULL, dropped. Values outside an integral key's range are dropped.
    */
   private def castValues(raw: DataFrame, name: String, label: Option[String], key: Attribute,
-      source: String): DataFrame = {
+      source: String): (DataFrame, ValueComparison.Comparison) = {
     val v = raw.col(name)
     val file = if (label.isEmpty) col("_metadata.file_path") else lit("")
     val where = label.map(lit).getOrElse(url_decode(regexp_replace(file, "^file:", "")))
-    val target = ValueComparison.valueType(raw.sparkSession, key, raw.schema(name).dataType, source)
+    val rawType = raw.schema(name).dataType
+    val cmp = ValueComparison.of(raw.sparkSession, key, rawType, source)
+    val compared = cmp.compared
+    // Raising where a string does not cast, the cast never yields NULL: marked so, the plan gets no NULL
+    // check that would evaluate it a second time. Other casts are the session's own.
+    val raising = cmp.ansi && ValueComparison.isString(rawType) && rawType != compared
     val cast: Column =
-      if (raw.schema(name).dataType == target) v
-      else if (!ValueComparison.isString(raw.schema(name).dataType)) v.cast(target) // lossless: target is wider
-      else when(v.isNotNull && SparkShims.tryCast(v, target).isNull, raise_error(concat(
-          lit(SieveException.RaisedPrefix + "value '"), v.cast(StringType), lit("' in "), where,
-          lit(s" cannot be cast to ${target.sql} for column '${key.name}'"))))
-        .otherwise(SparkShims.tryCast(v, target))
-    // NULLs are dropped before the cast, which then never yields NULL (it casts or fails): marked
-    // so, the join on it plans no NULL check that would evaluate the cast a second time.
-    raw.where(v.isNotNull).select(SieveDatasets.knownNotNull(cast).as("value"), file.as(FileColumn))
+      if (rawType == compared) v
+      else if (raising) SieveDatasets.knownNotNull(when(v.isNotNull && SparkShims.tryCast(v, compared).isNull,
+          raise_error(concat(lit(SieveException.RaisedPrefix + "value '"), v.cast(StringType), lit("' in "), where,
+            lit(s" cannot be cast to ${compared.sql} for column '${key.name}'"))))
+        .otherwise(SparkShims.tryCast(v, compared)))
+      else v.cast(compared)
+    val typed = raw.where(v.isNotNull).select(cast.as("value"), file.as(FileColumn))
+    val value = typed.col("value")
+    val kept = if (raising || rawType == compared) typed else typed.where(value.isNotNull)
+    val held = if (cmp.held == compared) kept else {
+      val (lo, hi) = ValueComparison.integralRange(cmp.held)
+      kept.where(value.between(lo, hi)).select(value.cast(cmp.held).as("value"), kept.col(FileColumn))
+    }
+    (held, cmp)
   }
 }

@@ -8,7 +8,8 @@ import sieve.ordering._
 /**
  * The logical node `tree.apply(df)` puts in a plan: keep the rows of `child` for which `tree` holds.
  * Leaf `i` of `tree` tests `keys(i)` (a column of `child`) against the values of the plan
- * `sources(leafSources(i))` — output `(value, file)`, values already cast to the key's type, no NULL —
+ * `sources(leafSources(i))` — output `(value, file)`, values already in the type `comparisons(s)` holds
+ * them in (Spark's `=` decides it: [[ValueComparison]]), no NULL —
  * restricted to the rows whose `file` is in `leafFiles(i)` (Nil: all rows; text files of one column
  * share one scan, so a leaf owns only its own files of it). `textFiles(s)`: the files of source `s` when
  * it is a read of text files (a value set reads them itself), else Nil.
@@ -23,6 +24,7 @@ case class BulkFilter(
     leafBytes: Seq[Long],
     leafIncludes: Seq[Boolean],
     labels: Seq[String],
+    comparisons: Seq[ValueComparison.Comparison],
     child: LogicalPlan,
     sources: Seq[LogicalPlan]) extends LogicalPlan {
 
@@ -36,7 +38,7 @@ case class BulkFilter(
   def valueOf(source: Int): Attribute = sources(source).output.head
   def fileOf(source: Int): Attribute = sources(source).output(1)
 
-  /** Leaf `i`'s key as it is compared with its values (cast when they are of a wider type). */
+  /** Leaf `i`'s key as it is compared with its values (cast when they are held in another type). */
   def compareKey(leaf: Int): Expression = ValueComparison.keyFor(keys(leaf), valueOf(leafSources(leaf)).dataType)
 
   // The sources' columns are used too: without them, column pruning would empty the sources.

@@ -109,7 +109,8 @@ object LowerBulkFilters extends Rule[LogicalPlan] {
         val owned = if (bf.leafFiles(l).isEmpty) files else files.filter(f => bf.leafFiles(l).contains(f._1))
         owned.map(_ -> l)
       }.groupBy(_._1).toSeq.sortBy(_._1._1).foreach { case ((path, length), owners) =>
-        textTargets += ((path, length, TextTarget(c, valueType, bf.keys(leaves.head).name, mask(owners.map(_._2).distinct))))
+        textTargets += ((path, length, TextTarget(c, bf.comparisons(bf.leafSources(owners.head._2)), bf.keys(leaves.head).name,
+          mask(owners.map(_._2).distinct))))
       }
       val branches = read.groupBy(bf.leafSources).toSeq.sortBy(_._1).map { case (source, sharing) =>
         if (sharing.forall(bf.leafFiles(_).isEmpty)) SetBranch(used.indexOf(source), mask(sharing), Map.empty)

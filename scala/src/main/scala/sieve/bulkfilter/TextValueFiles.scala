@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.io.compress.CompressionCodecFactory
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, EvalMode, GenericInternalRow, UnsafeProjection}
-import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType, StringType}
+import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, StringType}
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -17,14 +17,15 @@ import sieve.valueset.{ValueKey, ValueSetBuilder}
  * the value sets it feeds, each with the mask of the leaves that own the file there. */
 final case class TextValueFile(path: String, length: Long, targets: Seq[TextTarget])
 
-/** Value set `set` (of values of `valueType`, the type its key is compared in) gets each line with `mask`. */
-final case class TextTarget(set: Int, valueType: DataType, column: String, mask: Seq[Long])
+/** Value set `set` (of values held as `comparison` says, for key `column`) gets each line with `mask`. */
+final case class TextTarget(set: Int, comparison: ValueComparison.Comparison, column: String, mask: Seq[Long])
 
 /**
  * Reads text value files straight into value-set builders, without Spark's text scan: each file is
- * read once for every key column that uses it, each line parsed once per value type, with the same
- * expression as the scan path (`try_cast`, then [[ValueComparison.canonical]]), and a line that does
- * not parse fails with a [[SieveSourceException]] naming the file, the value and the column.
+ * read once for every key column that uses it, each line parsed once per comparison, as the scan path
+ * casts it (the session's cast into the compared type, then [[ValueComparison.canonical]]): under ANSI a
+ * line that does not parse fails with a [[SieveSourceException]] naming the file, the value and the
+ * column, otherwise it matches nothing; a value outside an integral key's range matches nothing.
  * Lines end at `\n`, `\r` or `\r\n`, a UTF-8 byte order mark opening a file is skipped, and a last line
  * with no end counts — as Spark's text source reads them. Large uncompressed files are split; a line
  * belongs to the split its first byte is in.
@@ -60,7 +61,7 @@ object TextValueFiles {
     val parsers = scala.collection.mutable.HashMap.empty[Int, Array[TypeTargets]]
     splits.foreach { split =>
       val file = files(split.file)
-      val byType = parsers.getOrElseUpdate(split.file, file.targets.groupBy(_.valueType).toArray.map { case (t, targets) =>
+      val byType = parsers.getOrElseUpdate(split.file, file.targets.groupBy(_.comparison).toArray.map { case (t, targets) =>
         val sets = targets.map(_.set).toArray
         sets.foreach(s => if (builders(s) == null) builders(s) = newBuilder(s))
         new TypeTargets(t, timeZone, file.path, targets.head.column, sets.map(builders), targets.map(_.mask.toArray).toArray)
@@ -80,42 +81,54 @@ object TextValueFiles {
     }
   }
 
-  /** The sets of one value type a file feeds (`builders`, each with its `masks`): each line parsed once. */
-  private final class TypeTargets(t: DataType, timeZone: String, file: String, column: String,
+  /** The sets of one comparison a file feeds (`builders`, each with its `masks`): each line parsed once. */
+  private final class TypeTargets(cmp: ValueComparison.Comparison, timeZone: String, file: String, column: String,
       builders: Array[ValueSetBuilder], masks: Array[Array[Long]]) {
+    private val (t, held) = (cmp.compared, cmp.held)
     private val line = BoundReference(0, StringType, nullable = false)
-    // the line as the type its sets compare in: as it is for a string, else Spark's `try_cast` (NULL
-    // when it does not parse), as the scan path casts it; then in its comparison form
-    private val value = ValueComparison.canonical(if (t == StringType) line else Cast(line, t, Some(timeZone), EvalMode.TRY))
+    // the line in the compared type: as it is for a string, else cast as the scan path casts it (`try_cast`
+    // under ANSI, whose NULL is then an error; the legacy cast, whose NULL matches nothing, otherwise)
+    private val cast = if (t == StringType) line
+      else Cast(line, t, Some(timeZone), if (cmp.ansi) EvalMode.TRY else EvalMode.LEGACY)
+    private val value = ValueComparison.canonical(cast)
     private val parse = UnsafeProjection.create(Seq(value))
-    private val adder = ValueKey.adder(value.dataType)
+    private val adder = ValueKey.adder(held)
     private val row = new GenericInternalRow(1)
-    // plain decimal integers of these types parse to themselves whatever the cast mode: read directly
+    private val integral = held != t // an integral key's values, parsed in a wider integral type
+    // plain decimal integers of integral types parse to themselves whatever the cast mode: read directly
     private val (min, max) = t match {
-      case ByteType => (Byte.MinValue.toLong, Byte.MaxValue.toLong)
-      case ShortType => (Short.MinValue.toLong, Short.MaxValue.toLong)
-      case IntegerType => (Int.MinValue.toLong, Int.MaxValue.toLong)
-      case LongType => (Long.MinValue, Long.MaxValue)
+      case ByteType | ShortType | IntegerType | LongType => ValueComparison.integralRange(t)
       case _ => (1L, 0L)
     }
+    private val (heldMin, heldMax) = if (integral) ValueComparison.integralRange(held) else (min, max)
 
     def add(bytes: Array[Byte], offset: Int, length: Int): Unit = {
-      if (min <= max && plainInteger(bytes, offset, length)) {
-        var i = 0
-        while (i < builders.length) { builders(i).addLong(integer, masks(i)); i += 1 }
-      } else if (t == StringType) {
+      if (min <= max && plainInteger(bytes, offset, length)) addLong(integer)
+      else if (t == StringType) {
         var i = 0
         while (i < builders.length) { builders(i).addBytes(bytes, Platform.BYTE_ARRAY_OFFSET + offset, length, masks(i)); i += 1 }
       } else {
         row.update(0, UTF8String.fromBytes(bytes, offset, length))
         val parsed = parse(row)
         if (parsed.isNullAt(0)) {
-          throw new SieveSourceException(file, s"value '${row.getUTF8String(0).toString.take(200)}' in " +
+          if (cmp.ansi) throw new SieveSourceException(file, s"value '${row.getUTF8String(0).toString.take(200)}' in " +
             s"${displayPath(file)} cannot be cast to ${t.sql} for column '$column'", prefixed = false)
+        } else if (integral) addLong(t match {
+          case LongType => parsed.getLong(0)
+          case IntegerType => parsed.getInt(0)
+          case _ => parsed.getShort(0)
+        })
+        else {
+          var i = 0
+          while (i < builders.length) { adder(parsed, builders(i), masks(i)); i += 1 }
         }
-        var i = 0
-        while (i < builders.length) { adder(parsed, builders(i), masks(i)); i += 1 }
       }
+    }
+
+    /** An integral value: to each set, unless outside the key's range (no key equals it). */
+    private def addLong(v: Long): Unit = if (v >= heldMin && v <= heldMax) {
+      var i = 0
+      while (i < builders.length) { builders(i).addLong(v, masks(i)); i += 1 }
     }
 
     private var integer = 0L
