@@ -7,7 +7,9 @@ Both sides come from one pool of strings, each cast into each type (`try_cast`),
 meet keys of another (`1.005` as text against the DECIMAL(4,2) key 1.01, `3000000000` against INT keys, a
 DATE against a TIMESTAMP...). A STRING side is restricted to the strings that cast into the other side's type
 (the rest fail under ANSI, in both: tested apart), and STRING values are a text file, read by spark-sieve
-itself into its value sets (and by a join with `maxSetBytes=0`)."""
+itself into its value sets (and by a join with `maxSetBytes=0`). One query tests a key type against every value
+type (but a STRING key's, whose casts differ per value type): the input holds a copy of the rows per value type
+(column `vt`), and the tree is an OR of `vt = i AND leaf(values of type i)`."""
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -35,7 +37,8 @@ def casts(s, t):
 @pytest.fixture(scope="module")
 def files(spark, tmp_path_factory):
     """The input (one row per pool string, one column per type, the string cast into it; and a row of NULLs) as
-    parquet, and each type's values (the pool cast into it, NULLs dropped) as parquet."""
+    parquet; each type's values (the pool cast into it, NULLs dropped) as parquet; each value type's index as a
+    text file (the `vt` leaves)."""
     d = tmp_path_factory.mktemp("type_pairs")
     pool = spark.createDataFrame([(i, p) for i, p in enumerate(POOL)] + [(len(POOL), None)], "id INT, p STRING")
     pool.selectExpr("id", *[f"try_cast(p AS {t}) AS {col(t)}" for t in TYPES]).coalesce(1) \
@@ -45,6 +48,8 @@ def files(spark, tmp_path_factory):
         values[t] = str(d / f"{col(t)}.parquet")
         pool.selectExpr(f"try_cast(p AS {t}) AS value").where("value IS NOT NULL").distinct().coalesce(1) \
             .write.parquet(values[t])
+    for i, _ in enumerate(TYPES):
+        (d / f"vt{i}.txt").write_text(f"{i}\n")
     return d, values
 
 
@@ -74,6 +79,7 @@ def reference(vanilla, input_path, key, values_path, include):
 
 
 def check(spark, vanilla, input_df, input_path, key, values_path):
+    """One leaf, include and exclude, against the reference: rows, or the same kind of failure."""
     for include in (True, False):
         kind, expected = reference(vanilla, input_path, key, values_path, include)
         leaf = (sieve.include if include else sieve.exclude)(key, values_path)
@@ -91,27 +97,82 @@ def check(spark, vanilla, input_df, input_path, key, values_path):
         assert got == expected, f"{'include' if include else 'exclude'}: Spark's EXISTS keeps ids {expected}"
 
 
-def _pairs():
-    return [pytest.param(k, v, id=f"{k}-{v}") for k in TYPES for v in TYPES]
+def _values_path(spark, d, values, key_type, value_type):
+    return text_values(spark, d, key_type) if value_type == "STRING" else values[value_type]
 
 
-@pytest.mark.parametrize("key_type,value_type", _pairs())
-def test_each_pair_of_key_and_value_types_is_spark_equality(spark, vanilla, files, key_type, value_type):
+def _view(session, name, path):
+    fmt = "text" if path.endswith(".txt") else "parquet"
+    session.read.format(fmt).load(path).createOrReplaceTempView(name)
+
+
+@pytest.mark.parametrize("key_type", [t for t in TYPES if t != "STRING"])
+def test_a_key_against_values_of_every_type_is_spark_equality(spark, vanilla, files, key_type):
+    """Include and exclude of a `key_type` key against values of each type, in one tree each (`vt = i AND leaf`),
+    against plain Spark's EXISTS / NOT EXISTS of each value type; the pairs Spark refuses to compare are a
+    `ColumnError` at apply()."""
+    d, values = files
+    key = col(key_type)
+    paths = {v: _values_path(spark, d, values, key_type, v) for v in TYPES}
+    _view(vanilla, "pair_input", str(d / "input"))
+    compared = []
+    for i, value_type in enumerate(TYPES):
+        _view(vanilla, f"pair_values{i}", paths[value_type])
+        try:  # analysed only: the pairs Spark's `=` refuses
+            vanilla.sql(f"SELECT * FROM pair_input t WHERE EXISTS (SELECT 1 FROM pair_values{i} v WHERE v.value = t.{key})")
+            compared.append(i)
+        except AnalysisException:
+            with pytest.raises(sieve.ColumnError, match=f"column '{key}'.*cannot be compared"):
+                sieve.include(key, paths[value_type]).apply(spark.read.parquet(str(d / "input")))
+    # the rows once per compared value type
+    pool = spark.read.parquet(str(d / "input"))
+    union = pool.selectExpr(f"{compared[0]} AS vt", "*")
+    for i in compared[1:]:
+        union = union.unionAll(pool.selectExpr(f"{i} AS vt", "*"))
+    input_path = str(d / f"input_by_type_for_{key}")
+    union.write.mode("overwrite").parquet(input_path)
+    _view(vanilla, "pair_input", input_path)
+    input_df = spark.read.parquet(input_path)
+    for include in (True, False):
+        leaf = sieve.include if include else sieve.exclude
+        tree = sieve.any_of(*[sieve.all_of(sieve.include("vt", str(d / f"vt{i}.txt")), leaf(key, paths[TYPES[i]]))
+                              for i in compared])
+        where = " OR ".join(f"(vt = {i} AND {'' if include else 'NOT'} EXISTS "
+                            f"(SELECT 1 FROM pair_values{i} v WHERE v.value = t.{key}))" for i in compared)
+        expected = sorted((r.vt, r.id) for r in vanilla.sql(f"SELECT vt, id FROM pair_input t WHERE {where}").collect())
+        df = tree.apply(input_df)
+        assert bulk_filter_lowered(df), logical_plans(df)
+        got = sorted((r.vt, r.id) for r in df.select("vt", "id").collect())
+        differ = sorted({TYPES[vt] for vt, _ in set(got) ^ set(expected)})
+        assert got == expected, (f"{'include' if include else 'exclude'} on a {key_type} key differs from Spark's "
+                                 f"{'' if include else 'NOT '}EXISTS for values of type {', '.join(differ)}")
+    # the text values joined too (castValues), not only read into a value set
+    spark.conf.set(ALWAYS_JOINS, "0")
+    try:
+        check(spark, vanilla, spark.read.parquet(str(d / "input")), str(d / "input"), key, paths["STRING"])
+    finally:
+        spark.conf.unset(ALWAYS_JOINS)
+
+
+@pytest.mark.parametrize("value_type", TYPES)
+def test_a_string_key_against_values_of_each_type_is_spark_equality(spark, vanilla, files, value_type):
+    """A STRING key against values of each type, a query per pair: Spark's `=` casts every key into the values'
+    type, so the keys are only those that cast (the others fail under ANSI: tested below), and one tree over all
+    value types would fail on the keys of the others."""
     d, values = files
     input_path = str(d / "input")
     input_df = spark.read.parquet(input_path)
-    if key_type == "STRING" and value_type != "STRING":
-        # only the keys that cast into the values' type (a key that does not fails under ANSI: tested apart)
-        input_df = input_df.where(f"{col('STRING')} IS NULL OR {casts(col('STRING'), value_type)}")
+    key = col("STRING")
+    if value_type != "STRING":
+        input_df = input_df.where(f"{key} IS NULL OR {casts(key, value_type)}")
         input_path = str(d / f"input_for_{col(value_type)}")
         input_df.write.mode("overwrite").parquet(input_path)
         input_df = spark.read.parquet(input_path)
-    values_path = text_values(spark, d, key_type) if value_type == "STRING" else values[value_type]
-    check(spark, vanilla, input_df, input_path, col(key_type), values_path)
-    if value_type == "STRING":  # the text file joined too (castValues), not only read into a value set
+    check(spark, vanilla, input_df, input_path, key, _values_path(spark, d, values, "STRING", value_type))
+    if value_type == "STRING":  # the text values joined too
         spark.conf.set(ALWAYS_JOINS, "0")
         try:
-            check(spark, vanilla, input_df, input_path, col(key_type), values_path)
+            check(spark, vanilla, input_df, input_path, key, _values_path(spark, d, values, "STRING", value_type))
         finally:
             spark.conf.unset(ALWAYS_JOINS)
 
