@@ -51,7 +51,9 @@ spark-sieve dynamic filter is.
 --partitioned with the fact tables partitioned by their date key; --tpcds-format delta|iceberg with the fact
 tables in that format, written once: dev/bench --spark 4.0 dynamic_filter --no-star --tpcds 1 --tpcds-format
 iceberg), --tpch SF a TPC-H section (tests/tpch.py:
-tpchgen-cli Parquet, the 22 queries), --star3 a three-dimension star join over the star fact; --no-star
+tpchgen-cli Parquet, the 22 queries); --layout date-sorted with either: their fact tables sorted by their date
+key (TPC-DS's seven, TPC-H's lineitem and orders), as loaders that cluster by date leave them, in as many files
+and row groups as generated; --star3 a three-dimension star join over the star fact; --no-star
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
@@ -63,6 +65,7 @@ mode; read from /proc).
 
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
+    dev/bench dynamic_filter --no-star --tpcds 1 --tpch 1 --layout date-sorted --variants vanilla,sieve --recheck 1
 """
 
 import argparse
@@ -266,7 +269,9 @@ def main(argv=None):
                         "on the median of all its runs (both figures listed)")
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--layouts", "--layout", default="random,clustered",
-                   help=f"fact layouts: random (8 files), clustered (sorted by k into {CLUSTERED_FILES} files)")
+                   help=f"fact layouts: random (8 files), clustered (sorted by k into {CLUSTERED_FILES} files) for the "
+                        "star join; date-sorted for --tpcds / --tpch (each fact table sorted by its date key, the same "
+                        "files and row groups as the generated ones)")
     p.add_argument("--formats", "--format", default="parquet",
                    help=f"the fact's table formats ({', '.join(FORMATS)}; Delta and Iceberg where the Spark line has "
                         "a release: dev/bench --spark 4.0 ...)")
@@ -300,7 +305,10 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     variants = [v for v in args.variants.split(",") if v]
+    # date-sorted is the suites' layout (their facts sorted by date key); random and clustered the star join's
     layouts = args.layouts.split(",")
+    date_sorted = "date-sorted" in layouts
+    args.layouts = ",".join(x for x in layouts if x != "date-sorted")
     if "sieve-alt" in variants and not args.alt_conf:
         p.error("--variants sieve-alt needs --alt-conf (the settings it adds to the sieve variant's)")
     bad = ([v for v in variants if v not in VARIANTS]
@@ -308,12 +316,18 @@ def main(argv=None):
               (("--sieve-conf", args.sieve_conf), ("--alt-conf", args.alt_conf))
               for kv in conf.split(",") if kv.strip() and "=" not in kv]
            + [m for m in args.modes.split(",") if m not in MODES]
-           + [x for x in layouts if x not in ("random", "clustered")]
+           + [x for x in layouts if x not in ("random", "clustered", "date-sorted")]
            + [f for f in args.formats.split(",") if f not in FORMATS]
            + [s for s in args.selectivities.split(",")
               if not 0 < float(s) <= 1 or abs(float(s) * CATS - round(float(s) * CATS)) > 1e-9])
     if args.tpcds_format and args.partitioned:
         bad.append("--tpcds-format with --partitioned (the format tables are partitioned their own way)")
+    if date_sorted and (args.partitioned or args.tpcds_format):
+        bad.append("--layout date-sorted with --partitioned or --tpcds-format (one layout of the facts at a time)")
+    if date_sorted and not (args.tpcds or args.tpch):
+        bad.append("--layout date-sorted without --tpcds or --tpch (it is the layout of their fact tables)")
+    if not args.no_star and not args.layouts:
+        bad.append("the star join with no layout of its own (random, clustered; or --no-star)")
     if bad:
         p.error(f"unknown or invalid: {', '.join(bad)}")
 
@@ -331,9 +345,10 @@ def main(argv=None):
         bench_star3(spark, args, variants)
     if args.tpcds:
         failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
-                                args.partitioned, args.tpcds_format) or 0
+                                args.partitioned, args.tpcds_format, date_sorted) or 0
     if args.tpch:
-        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries) or 0
+        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries,
+                                date_sorted=date_sorted) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()
     if failures:

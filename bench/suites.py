@@ -33,10 +33,11 @@ def _format_facts(spark, tpcds, out_dir, sf, table_format):
     return names
 
 
-def _suite(name, sf, spark, partitioned=False, table_format=None):
+def _suite(name, sf, spark, partitioned=False, table_format=None, date_sorted=False):
     """(title, {number: sql}, skipped) of a query suite (tests/tpcds.py or tests/tpch.py), its data
-    generated once under .cache/bench/ and registered as temp views (TPC-DS's facts in `table_format`, when
-    given); None with the reason if it cannot run."""
+    generated once under .cache/bench/ and registered as temp views (TPC-DS's facts in `table_format`, or
+    partitioned, when asked; the facts sorted by their date key with `date_sorted`); None with the reason if
+    it cannot run."""
     try:
         suite = importlib.import_module(name)  # tests/tpcds.py or tests/tpch.py
     except ImportError as e:
@@ -45,13 +46,17 @@ def _suite(name, sf, spark, partitioned=False, table_format=None):
     if name == "tpch":
         tpch = suite
         out_dir = tpch.generate(os.path.join(DATA, f"tpch_sf{sf:g}"), sf, parts=max(2, int(sf * 4)))
-        tpch.register(spark, out_dir)
+        sorted_dir = (tpch.generate_date_sorted(out_dir, os.path.join(DATA, f"tpch_sf{sf:g}_date_sorted"), sf)
+                      if date_sorted else None)
+        tpch.register(spark, out_dir, sorted_dir)
         texts, skipped, title = tpch.queries(strip_limit=False), {}, "TPC-H"
     else:
         tpcds = suite
         out_dir = tpcds.generate(os.path.join(DATA, f"tpcds_sf{sf:g}"), sf)
         part_dir = (tpcds.generate_partitioned(spark, out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_partitioned"), sf)
-                    if partitioned else None)
+                    if partitioned else
+                    tpcds.generate_date_sorted(out_dir, os.path.join(DATA, f"tpcds_sf{sf:g}_date_sorted"), sf)
+                    if date_sorted else None)
         if table_format:
             tpcds.register_facts(spark, out_dir, _format_facts(spark, tpcds, out_dir, sf, table_format))
         else:
@@ -60,11 +65,14 @@ def _suite(name, sf, spark, partitioned=False, table_format=None):
         title = "TPC-DS" + (" (fact tables partitioned by their date key)" if partitioned else "")
         if table_format:
             title += f" (fact tables as {table_format} tables: tests/tpcds.py write_facts)"
+    if date_sorted:
+        title += " (fact tables sorted by their date key)"
     print(f"data: {out_dir} (generated or found in {time.perf_counter() - start:.1f}s; it caches)\n", flush=True)
     return (title, texts, skipped), None
 
 
-def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, table_format=None):
+def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, table_format=None,
+                date_sorted=False):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
     plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
@@ -74,7 +82,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
           f"changes: median of {args.runs} interleaved runs, {args.short_runs} under {args.short_under:g}s, "
           f"the others 1, after a warm-up round; limit "
           f"{args.limit:.0f}s per run)\n")
-    suite, error = _suite(name, sf, spark, partitioned, table_format)
+    suite, error = _suite(name, sf, spark, partitioned, table_format, date_sorted)
     if suite is None:
         print(f"not run: the suite's module cannot be imported ({error})")
         return

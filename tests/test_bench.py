@@ -59,3 +59,28 @@ DynamicFilter [k#11] from [k#3] (shuffle)
                        (38, 40, bench.RUNTIME_FILTERING)]
     assert bench.files_note(pruning[:2]) == "63/64 (the Delta log), 6/8 (Iceberg's manifests)"
     assert bench.files_note([]) == "-"
+
+
+def test_date_sorted_facts_hold_the_same_rows_in_date_order(tmp_path):
+    """`--layout date-sorted`: each fact table rewritten sorted by its date (tpcds.sort_by_date), in as many files
+    as the generated copy, the same rows (NULL dates too, repeated dates split across
+    files)."""
+    import duckdb
+    import tpcds
+
+    flat = tmp_path / "flat"
+    (flat / "sales").mkdir(parents=True)
+    con = duckdb.connect()
+    for i in range(3):  # three files of random dates
+        con.execute(f"COPY (SELECT (random() * 50)::INT + {i} AS d, range AS v FROM range({i * 1000}, {i * 1000 + 1000}) "
+                    f"UNION ALL SELECT NULL, -1 - {i}) TO '{flat / 'sales' / f'f{i}.parquet'}' "
+                    "(FORMAT parquet, ROW_GROUP_SIZE 100)")
+    out = tpcds.sort_by_date(flat, tmp_path / "sorted", {"sales": "d"}, "_marker.json", {"test": 1})
+    files = sorted(str(f) for f in (out / "sales").glob("*.parquet"))
+    assert len(files) == 3
+    rows = lambda fs: con.execute(f"SELECT d, v FROM read_parquet({fs!r}) ORDER BY v").fetchall()  # noqa: E731
+    assert rows(files) == rows(sorted(str(f) for f in (flat / "sales").glob("*.parquet"))) and len(rows(files)) == 3003
+    # each file, and each row group, holds a range of dates, in order from file to file
+    ranges = [con.execute(f"SELECT min(d), max(d) FROM read_parquet('{f}')").fetchone() for f in files]
+    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]) if None not in a + b), ranges
+    assert tpcds.sort_by_date(flat, tmp_path / "sorted", {"sales": "d"}, "_marker.json", {"test": 1}) == out  # cached

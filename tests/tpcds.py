@@ -19,6 +19,8 @@ run time). The extension is compiled for one exact DuckDB release, which is why 
   their date key (``PARTITION_KEYS``) as production deployments write them: with Spark's own writer, so
   that a NULL key lands in ``<key>=__HIVE_DEFAULT_PARTITION__`` exactly as Spark writes it. Cached like
   ``generate`` (marker ``out_dir/_tpcds_sf<sf>_partitioned.json``).
+- ``generate_date_sorted(flat_dir, out_dir, scale_factor)`` writes the fact tables sorted by their date key
+  instead (as many files, row groups of the same rows, in date order: ``sort_by_date``).
 - ``register(spark, out_dir, partitioned_dir=None)`` creates one temp view per table; with
   ``partitioned_dir``, the fact tables read the partitioned copy with the flat schema (same columns, order
   and types: Spark would infer the BIGINT keys as INT and put them last).
@@ -193,9 +195,50 @@ def generate_partitioned(spark, flat_dir, out_dir, scale_factor=0.01) -> Path:
     return _build_once(Path(out_dir), _marker_name(scale_factor, partitioned=True), want, build)
 
 
+def generate_date_sorted(flat_dir, out_dir, scale_factor=0.01) -> Path:
+    """Writes the fact tables of ``flat_dir`` (made by ``generate``) into ``out_dir`` sorted by their date key
+    (``PARTITION_KEYS``), as loaders that cluster by date leave them (``sort_by_date``); returns ``out_dir``.
+    ``register(spark, flat_dir, out_dir)`` reads them."""
+    source = json.loads((Path(flat_dir) / _marker_name(scale_factor)).read_text())
+    return sort_by_date(flat_dir, out_dir, PARTITION_KEYS, f"_tpcds_sf{scale_factor:g}_date_sorted.json", source)
+
+
+def sort_by_date(flat_dir, out_dir, keys, marker_name, source) -> Path:
+    """Writes each table ``keys`` names from ``flat_dir`` into ``out_dir`` sorted by its date column
+    (``keys[table]``): the same rows, in as many files as the flat copy, with its rows per row group (DuckDB's
+    writer, as a bound), only in date order, so that each file and row group holds a range of dates. Cached like
+    ``generate`` (``source``: what the flat copy was made from)."""
+    flat_dir = Path(flat_dir)
+    want = {"from": source, "sorted_by": keys, "writer": f"duckdb {duckdb.__version__}"}
+
+    def build(tmp):
+        con = duckdb.connect()
+        con.execute(f"SET temp_directory = '{tmp / '.spill'}'")
+        con.execute("SET enable_progress_bar = false")
+        for table, key in keys.items():
+            files = sorted(str(f) for f in (flat_dir / table).glob("*.parquet"))
+            group_rows = con.execute(f"SELECT max(row_group_num_rows) FROM parquet_metadata({files!r})").fetchone()[0]
+            # the order fixed once (row_number over the date key), then cut into as many files as the flat copy
+            con.execute(f"CREATE OR REPLACE TEMP TABLE sorted AS SELECT *, row_number() OVER (ORDER BY {key}) - 1 "
+                        f"AS _sorted_row FROM read_parquet({files!r})")
+            rows = con.execute("SELECT count(*) FROM sorted").fetchone()[0]
+            per_file = max(1, -(-rows // len(files)))
+            (tmp / table).mkdir()
+            for i in range(len(files)):
+                con.execute(f"COPY (SELECT * EXCLUDE (_sorted_row) FROM sorted WHERE _sorted_row // {per_file} = {i} "
+                            f"ORDER BY _sorted_row) TO '{tmp / table / f'part-{i}.parquet'}' "
+                            f"(FORMAT parquet, ROW_GROUP_SIZE {group_rows})")
+            con.execute("DROP TABLE sorted")
+        con.close()
+        shutil.rmtree(tmp / ".spill", ignore_errors=True)
+
+    return _build_once(Path(out_dir), marker_name, want, build)
+
+
 def register(spark, out_dir, partitioned_dir=None) -> None:
     """A temp view per table over its Parquet directory (made by ``generate``); with ``partitioned_dir``
-    (made by ``generate_partitioned``), the fact tables are read from there, with the flat schema."""
+    (made by ``generate_partitioned`` or ``generate_date_sorted``), the fact tables are read from there, with
+    the flat schema."""
     out_dir = Path(out_dir)
     missing = [out_dir / t for t in TABLES if not (out_dir / t).is_dir()]
     if partitioned_dir is not None:

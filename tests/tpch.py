@@ -8,9 +8,13 @@
   extension (``duckdb-extension-tpch``, loaded by path from its wheel), transpiled with sqlglot as
   ``tpcds.transpile`` does. Five queries end in a LIMIT; tests strip it for the reason tests/tpcds.py
   gives, the bench keeps it.
-- ``register(spark, out_dir)`` creates one temp view per table.
+- ``generate_date_sorted(out_dir, sorted_dir, scale_factor)`` writes lineitem and orders sorted by their
+  date (``DATE_KEYS``; ``tpcds.sort_by_date``), as loaders that cluster by date leave them.
+- ``register(spark, out_dir, sorted_dir=None)`` creates one temp view per table (lineitem and orders from
+  ``sorted_dir`` when given).
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -21,6 +25,9 @@ import duckdb
 import tpcds
 
 TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
+
+# The date each fact table is sorted by in the date-sorted layout (generate_date_sorted)
+DATE_KEYS = {"lineitem": "l_shipdate", "orders": "o_orderdate"}
 
 # Parquet row groups of tpchgen-cli's writer: ~4 MB, so that sf 0.01 tables span a few row groups too.
 ROW_GROUP_BYTES = 4 << 20
@@ -59,16 +66,28 @@ def generate(out_dir, scale_factor=0.01, parts=4) -> Path:
         if missing:
             raise RuntimeError(f"tpchgen-cli wrote no {missing} under {tmp}")
 
-    return tpcds._build_once(Path(out_dir), f"_tpch_sf{scale_factor:g}.json", want, build)
+    return tpcds._build_once(Path(out_dir), _marker_name(scale_factor), want, build)
 
 
-def register(spark, out_dir) -> None:
+def _marker_name(scale_factor) -> str:
+    return f"_tpch_sf{scale_factor:g}.json"
+
+
+def generate_date_sorted(out_dir, sorted_dir, scale_factor=0.01) -> Path:
+    """``generate``'s lineitem and orders (``out_dir``, at ``scale_factor``) sorted by their date into
+    ``sorted_dir``; returns it."""
+    source = json.loads((Path(out_dir) / _marker_name(scale_factor)).read_text())
+    return tpcds.sort_by_date(out_dir, sorted_dir, DATE_KEYS, f"_tpch_sf{scale_factor:g}_date_sorted.json", source)
+
+
+def register(spark, out_dir, sorted_dir=None) -> None:
     out_dir = Path(out_dir)
     missing = [t for t in TABLES if not (out_dir / t).is_dir()]
     if missing:
         raise FileNotFoundError(f"TPC-H tables missing under {out_dir}: {missing}: run tpch.generate first")
     for table in TABLES:
-        spark.read.parquet(str(out_dir / table)).createOrReplaceTempView(table)
+        where = Path(sorted_dir) if sorted_dir is not None and table in DATE_KEYS else out_dir
+        spark.read.parquet(str(where / table)).createOrReplaceTempView(table)
 
 
 def duckdb_queries() -> dict:
