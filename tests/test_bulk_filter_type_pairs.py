@@ -64,9 +64,8 @@ def text_values(spark, d, key_type):
 
 def reference(vanilla, input_path, key, values_path, include):
     """Plain Spark's EXISTS / NOT EXISTS of `key` = the values, as ids; or the exception it raises, and where."""
-    fmt = "text" if values_path.endswith(".txt") else "parquet"
-    vanilla.read.parquet(input_path).createOrReplaceTempView("pair_input")
-    vanilla.read.format(fmt).load(values_path).createOrReplaceTempView("pair_values")
+    _view(vanilla, "pair_input", input_path)
+    _view(vanilla, "pair_values", values_path)
     try:
         df = vanilla.sql(f"SELECT id FROM pair_input t WHERE {'' if include else 'NOT'} EXISTS "
                          f"(SELECT 1 FROM pair_values v WHERE v.value = t.{key})")
