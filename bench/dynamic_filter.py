@@ -34,8 +34,8 @@ Variants:
   bloom    spark.sieve.enabled=false, Spark's runtime bloom filter forced on (application-side threshold
            1b, creation-side threshold 1g); it only fires on joins Spark plans as shuffle joins
   sieve    spark.sieve.enabled=true plus --sieve-conf (default spark.sieve.dynamicFilter.enabled=true)
-  sieve-eager  the same with spark.sieve.dynamicFilter.minApplicationBytes=0: a filter on every join the
-           rule allows, whatever the size (shows what the size threshold protects; TPC-DS section)
+  sieve-eager  the same with stageStartBytes=0 and minSizeRatio=1: a filter wherever the scan outweighs
+           what its creation side reads (shows what the cost model protects; TPC-DS section)
   sieve-nodf  the sieve variant with spark.sieve.dynamicFilter.enabled=false: what the extension costs a
            query apart from its filters (planning, the other rules) — tells a filter's cost from noise
   sieve-alt  the sieve variant plus --alt-conf: one setting's effect, measured in the same sitting
@@ -53,7 +53,9 @@ tables in that format, written once: dev/bench --spark 4.0 dynamic_filter --no-s
 iceberg), --tpch SF a TPC-H section (tests/tpch.py:
 tpchgen-cli Parquet, the 22 queries); --layout date-sorted with either: their fact tables sorted by their date
 key (TPC-DS's seven, TPC-H's lineitem and orders), as loaders that cluster by date leave them, in as many files
-and row groups as generated; --star3 a three-dimension star join over the star fact; --no-star
+and row groups as generated; --star3 a three-dimension star join over the star fact; --date-join a fact of
+--date-rows rows sorted by a yyyymmdd date key over seven years, joined to one year (and one month) of its date
+dimension, alone and with two more dimensions, Spark's default joins (bench/date_join.py); --no-star
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
@@ -66,6 +68,7 @@ mode; read from /proc).
     dev/bench dynamic_filter --no-star --tpch 10 --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 10 --partitioned --variants vanilla,bloom,sieve --runs 3
     dev/bench dynamic_filter --no-star --tpcds 1 --tpch 1 --layout date-sorted --variants vanilla,sieve --recheck 1
+    dev/bench dynamic_filter --no-star --date-join --variants vanilla,sieve --runs 5
 """
 
 import argparse
@@ -86,6 +89,7 @@ from runs import (  # noqa: E402
     DEFAULT_SIEVE_CONF, MODES, VARIANTS, cell, collect, full_settings, medians, variant_settings, wrong_answers)
 from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, parquet_shape, star_tables  # noqa: E402
 from suites import bench_suite  # noqa: E402
+from date_join import bench_date_join  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 
@@ -297,6 +301,10 @@ def main(argv=None):
     p.add_argument("--tpch", type=float, metavar="SF", help="add the TPC-H section (tpchgen-cli data) at this scale factor")
     p.add_argument("--tpch-queries", help="comma-separated query numbers (default: all 22)")
     p.add_argument("--star3", action="store_true", help="add the three-dimension star join")
+    p.add_argument("--date-join", action="store_true",
+                   help="add the date join: a fact sorted by its date key joined to one year / month of its date "
+                        "dimension, alone and with two more dimensions (bench/date_join.py)")
+    p.add_argument("--date-rows", type=int, default=12_000_000, help="the date join's fact rows")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
     p.add_argument("--memory", default="6g", help="driver memory")
     p.add_argument("--fail-fast", action="store_true",
@@ -343,6 +351,8 @@ def main(argv=None):
         goals(*bench_star(spark, args, variants))
     if args.star3:
         bench_star3(spark, args, variants)
+    if args.date_join:
+        bench_date_join(spark, args, variants)
     if args.tpcds:
         failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
                                 args.partitioned, args.tpcds_format, date_sorted) or 0

@@ -7,6 +7,7 @@ import re
 # spark_sieve.explain's reasons for a join without a filter, in a few kinds (the first that matches)
 WHY_KINDS = (
     ("partition column", "its key is the scan's partition column (Spark's DPP prunes it)"),
+    ("bytes it would wait for", "the scan reads less than the wait for its keys (after DPP where it runs)"),
     ("minApplicationBytes", "the scan reads less than minApplicationBytes (after DPP where it runs)"),
     ("spread over every row group", "the keys would skip no row group and the broadcast join probes each row anyway"),
     ("maxPassRatio", "the keys would keep nearly every row (maxPassRatio)"),

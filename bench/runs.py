@@ -32,7 +32,7 @@ def variant_settings(args):
         "bloom": {"spark.sieve.enabled": "false", **BLOOM},
         "sieve": {"spark.sieve.enabled": "true", **sieve_extra},
         "sieve-eager": {"spark.sieve.enabled": "true", **sieve_extra,
-                        "spark.sieve.dynamicFilter.minApplicationBytes": "0"},
+                        "spark.sieve.dynamicFilter.stageStartBytes": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"},
         "sieve-nodf": {"spark.sieve.enabled": "true", **sieve_extra, "spark.sieve.dynamicFilter.enabled": "false"},
         "sieve-alt": {"spark.sieve.enabled": "true", **sieve_extra, **_pairs(args.alt_conf)},
     }

@@ -20,7 +20,7 @@ but vanilla against spark-sieve, statement by statement:
   UDFs: they are listed as not runnable, never run.
 - **Running** (``run_files``): one SparkContext per process (local[2], 4 shuffle partitions), the same
   Spark settings in both runs; the sieve run loads the extension through ``spark_sieve.configure`` (with
-  ``dynamicFilter.minApplicationBytes=0``, ``minSizeRatio=1`` and ``sameStageRowTest=true``, which force
+  ``dynamicFilter.waitWeight=0``, ``minSizeRatio=1`` and ``sameStageRowTest=true``, which force
   dynamic filters onto every join the rule allows), the vanilla run is plain Spark: no jar, no extension. Each file gets a fresh
   ``spark.newSession()`` (as SQLQueryTestSuite does: temp views, temp functions, variables, current
   database and every SQL config start over), the catalog objects it created are dropped and the cache

@@ -34,12 +34,12 @@ def test_reasons_counted_by_kind():
     explain = """no BulkFilter in this plan
 
 joins without a dynamic filter:
-  BroadcastHashJoin Inner on [ss_item_sk#393L] = [i_item_sk#249L]: the scan of store_sales reads 20914057 bytes once dynamic partition pruning has run (150 of 1823 files), < the 67108864 it must for the filter to pay (minApplicationBytes)
+  BroadcastHashJoin Inner on [ss_item_sk#393L] = [i_item_sk#249L]: the scan of store_sales reads 20914057 bytes once dynamic partition pruning has run (150 of 1823 files), less than the 31457280 bytes it would wait for its keys: its creation side reads 23068672 bytes before they are known, + stageStartBytes (8388608)
   BroadcastHashJoin Inner on [d_date_sk#204L] = [ss_sold_date_sk#414L]: the scan of store_sales: the key is a partition column (dynamic partition pruning's)
   BroadcastHashJoin Inner on [c_current_addr_sk#168L] = [ca_address_sk#182L]: its keys reach no file scan or cached table on the application side
   SortMergeJoin LeftOuter on [a#1] = [b#2]: something new"""
     kinds = bench.why_none(explain)
-    assert kinds[:3] == [dict(bench.WHY_KINDS)[k] for k in ("minApplicationBytes", "partition column", "reach")]
+    assert kinds[:3] == [dict(bench.WHY_KINDS)[k] for k in ("bytes it would wait for", "partition column", "reach")]
     assert kinds[3] == "other: something new"
     assert bench.why_none("no BulkFilter in this plan") == []
 

@@ -54,7 +54,7 @@ def test_dynamic_filters_of_each_kind_run_on_executors(cluster_spark, cluster_va
     cases = [("in-set", "cat = 7", {}),
              ("bitmap", "cat < 50", {"spark.sieve.dynamicFilter.maxInSetSize": "10"}),
              ("bloom filter", "cat = 7", {"spark.sieve.dynamicFilter.maxInSetSize": "10"})]
-    base = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    base = {"spark.sieve.dynamicFilter.waitWeight": "0", "spark.sql.autoBroadcastJoinThreshold": "-1"}
     try:
         for kind, where, extra in cases:
             for k, v in {**base, **extra}.items():

@@ -104,7 +104,7 @@ def test_a_dynamic_filter_fires_in_a_connect_query(connect, vanilla, tmp_path):
     query = "SELECT f.k, f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
     # (every row tested: by default the broadcast join's filter is left out where the fact's footers show its
     # key spread over every row group, as here; tests/test_dynamic_filter.py does the same)
-    connect.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    connect.conf.set("spark.sieve.dynamicFilter.waitWeight", "0")
     connect.conf.set("spark.sieve.dynamicFilter.sameStageRowTest", "true")
     try:
         df = connect.sql(query)
@@ -113,6 +113,6 @@ def test_a_dynamic_filter_fires_in_a_connect_query(connect, vanilla, tmp_path):
         assert "DynamicFilter [k#" in text, text
         expected = vanilla.sql(query).collect()
     finally:
-        for key in ("minApplicationBytes", "sameStageRowTest"):
+        for key in ("waitWeight", "sameStageRowTest"):
             connect.conf.unset(f"spark.sieve.dynamicFilter.{key}")
     assert sorted(rows) == sorted(expected) and len(rows) == 300

@@ -24,9 +24,9 @@ def tables(spark, vanilla, tmp_path_factory):
     for session in (spark, vanilla):
         session.read.parquet(str(d / "fact")).createOrReplaceTempView("fact")
         session.read.parquet(str(d / "dim")).createOrReplaceTempView("dim")
-    spark.conf.set("spark.sieve.dynamicFilter.minApplicationBytes", "0")
+    spark.conf.set("spark.sieve.dynamicFilter.waitWeight", "0")
     yield d
-    spark.conf.unset("spark.sieve.dynamicFilter.minApplicationBytes")
+    spark.conf.unset("spark.sieve.dynamicFilter.waitWeight")
 
 
 def run(spark, query, **settings):

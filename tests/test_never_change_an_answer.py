@@ -3,7 +3,7 @@
 Each test is a shape a new user may write outside the star joins of the feature tests, run against
 vanilla Spark (conftest's `vanilla`: a session without the extension, reading the same files), with AQE on
 and off and broadcast and sort-merge joins, with dynamic filters made to fire on these tiny tables
-(``minApplicationBytes=0``, ``minSizeRatio=1``). Each also asserts the plan: where spark-sieve must decline
+(``waitWeight=0``, ``minSizeRatio=1``). Each also asserts the plan: where spark-sieve must decline
 (a test named so), no dynamic filter or the order as written; where it may act, the filter is there or the
 predicates reordered, so the answer proves something.
 """
@@ -20,7 +20,7 @@ from reference import exists_query, same_rows
 from spark_line import COLLATIONS, NEEDS_COLLATIONS
 from vanilla_session import settings_on, sieve_rules
 
-FORCE = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"}
+FORCE = {"spark.sieve.dynamicFilter.waitWeight": "0", "spark.sieve.dynamicFilter.minSizeRatio": "1"}
 JOINS = {"broadcast": "10485760", "sort-merge": "-1"}
 
 

@@ -48,7 +48,7 @@ def same_answer(spark, vanilla, query, join="sort-merge", aqe="true"):
     # every row tested (a broadcast join's filter is otherwise left out where the fact's keys are spread
     # over every row group, as here); no scan too small for a filter
     df, actual = _run(spark, query, {**settings, "spark.sieve.dynamicFilter.sameStageRowTest": "true",
-                                     "spark.sieve.dynamicFilter.minApplicationBytes": "0"})
+                                     "spark.sieve.dynamicFilter.waitWeight": "0"})
     assert expected, f"no rows: the case tests nothing ({query})"
     assert Counter(map(tuple, actual)) == Counter(map(tuple, expected)), query
     return df

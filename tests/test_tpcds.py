@@ -13,7 +13,7 @@ What runs, sized to keep the module near 10 minutes on a 2-core machine (flat la
 - ``test_sieve_matches_vanilla[qNN-aqe_off]``: AQE off for the fixed subset ``AQE_OFF_QUERIES`` (all 99
   with ``SIEVE_TPCDS_FULL=1``), sieve on, against the same vanilla answer: vanilla Spark's answer to a
   deterministic query does not depend on AQE, so it is computed once per query (with AQE on).
-- Dynamic filters are forced onto every join the rule allows (``forced.py``: ``minApplicationBytes=0``,
+- Dynamic filters are forced onto every join the rule allows (``forced.py``: ``waitWeight=0``,
   ``sameStageRowTest=true``); ``test_dynamic_filters_are_in_most_plans`` checks that they are in
   most plans, and ``test_sieve_matches_vanilla_beyond_the_in_set`` reruns the AQE-off subset with AQE
   on and ``maxInSetSize=2``, so that filters become exact bitmaps and bloom filters (both must occur).

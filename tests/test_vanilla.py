@@ -9,7 +9,7 @@ from plans import dynamic_filters
 from vanilla_session import sieve_rules
 
 STAR = "SELECT f.k, f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"
-FORCE = {"spark.sieve.dynamicFilter.minApplicationBytes": "0", "spark.sieve.dynamicFilter.sameStageRowTest": "true"}
+FORCE = {"spark.sieve.dynamicFilter.waitWeight": "0", "spark.sieve.dynamicFilter.sameStageRowTest": "true"}
 
 
 @pytest.fixture(scope="module")

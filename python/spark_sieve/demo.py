@@ -123,10 +123,8 @@ def _dynamic_filter_demo(spark: SparkSession, fact_rows: int = 6_000_000, dim_ro
              "WHERE d.cat = 7 GROUP BY d.cat")
     print(f"\nDynamic filter: a star join, fact {fact_rows:,} rows x dim {dim_rows:,} rows (Parquet, no statistics)")
     print(f"  {query}")
-    print("  (sort-merge join forced, as Spark picks for a large dim; spark.sieve.dynamicFilter."
-          "minApplicationBytes=1m so this small fact qualifies)")
-    settings = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1",
-                "spark.sieve.dynamicFilter.minApplicationBytes": str(1 << 20)}
+    print("  (sort-merge join forced, as Spark picks for a large dim)")
+    settings = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}
     for k, v in settings.items():
         spark.conf.set(k, v)
     timings: Dict[str, float] = {}

@@ -67,10 +67,25 @@ object SieveConf {
       "big side's scan before it is read, shuffled or probed.")
 
   val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
-    "spark.sieve.dynamicFilter.minApplicationBytes", default = 64L << 20,
-    "A join side is filtered only when Spark estimates it at least this many bytes: below, reading it " +
-      "whole costs less than waiting for the other side's keys. A scan that dynamic partition pruning prunes " +
-      "is checked again once DPP has run, by the bytes of the files it keeps.")
+    "spark.sieve.dynamicFilter.minApplicationBytes", default = 0L,
+    "A floor users may set: no join side reading fewer bytes (after column pruning; once dynamic partition " +
+      "pruning has run, of the files it keeps) is filtered. 0 by default: whether a filter pays is decided " +
+      "from the scan's bytes against the wait for its keys (stageStartBytes).")
+
+  val DYNAMIC_FILTER_STAGE_START_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
+    "spark.sieve.dynamicFilter.stageStartBytes", default = 8L << 20,
+    "What a scan loses by waiting for a creation side that has not run, besides the bytes that side reads: " +
+      "its stage's start, in bytes a scan reads meanwhile. A filter is placed only where what it can save (the " +
+      "scan's bytes, x3 where each row it drops would also go into a shuffle) exceeds the wait for its keys: " +
+      "nothing when the scan's stage waits for the creation side anyway (a broadcast join probing its rows " +
+      "there) or that side has run (an AQE stage), else the bytes the creation side still reads plus this. At " +
+      "run time, with the keys known, a filter expected to keep more than maxPassRatio of the rows is dropped.")
+
+  val DYNAMIC_FILTER_WAIT_WEIGHT: ConfigEntry[Double] = ConfigEntry.double(
+    "spark.sieve.dynamicFilter.waitWeight", default = 1.0,
+    "The weight of the wait for a filter's keys against what the filter can save (stageStartBytes): above 1, " +
+      "fewer filters make a scan wait; 0, the wait never declines one (a filter wherever the other checks allow).",
+    min = 0.0, max = 1e6)
 
   val DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.throughPreservedSide", default = true,
@@ -82,14 +97,11 @@ object SieveConf {
 
   val DYNAMIC_FILTER_BEFORE_SHUFFLE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.beforeShuffle", default = true,
-    "A broadcast join's keys filter a scan whose rows go into a shuffle as they are (no join or aggregate " +
-      "between) before they reach the join, whatever the scan's size (minApplicationBytes does not apply): " +
-      "each row dropped saves its shuffle write, read and sort (TPC-DS q93 at sf10: `reason` on " +
-      "store_returns, then store_returns' keys on store_sales: 26.6 s -> 2.4 s); a shuffled join's keys " +
-      "(the scan then waits for that join's other side) count such a scan's bytes three times against " +
-      "minApplicationBytes (TPC-DS q95 at sf10: web_sales' self-join, 31 MB read, 30.0 s -> 3.5 s), once when " +
-      "the scan has a filter of its own (it decides how many rows reach the shuffle). false: " +
-      "minApplicationBytes applies to the scan's bytes there too.")
+    "Each row a filter drops from a scan whose rows go into a shuffle as they are (no join or aggregate " +
+      "between) counts three times its read (the shuffle's write, read and sort) in what the filter saves " +
+      "(stageStartBytes): TPC-DS q93 at sf10, `reason` on store_returns, then store_returns' keys on " +
+      "store_sales: 26.6 s -> 2.4 s; q95, web_sales' self-join, 31 MB read: 30.0 s -> 3.5 s. Once when the " +
+      "scan has a filter of its own (it decides how many rows reach the shuffle). false: once there too.")
 
   val DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.keysFromBroadcastBelow", default = true,
@@ -174,7 +186,8 @@ object SieveConf {
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
-    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
+    DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_STAGE_START_BYTES, DYNAMIC_FILTER_WAIT_WEIGHT,
+    DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
     DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING,
     DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,

@@ -23,8 +23,10 @@ sealed trait Decision {
 /**
  * Whether a dynamic filter pays, asked where it is placed ([[PlaceDynamicFilters]], [[SharedExchangeFilters]],
  * [[TrimWholeTableFilters]]) and again as its scan starts ([[DynamicFilterExec]]), from what is known then:
- *  1. the bytes its scan reads (after column pruning; once DPP has run, of the files DPP keeps) against
- *     `minApplicationBytes` — a third of it where each row the filter drops would also go into a shuffle;
+ *  1. what it can save against the wait for its keys ([[leastScanBytes]]): the bytes its scan reads (after
+ *     column pruning; once DPP has run, of the files DPP keeps), three times where each row the filter drops
+ *     would also go into a shuffle, against what its creation side still reads before its keys are known
+ *     (nothing when the scan's stage waits for it anyway, or it has run);
  *  2. not a key that is a partition column of the scan while DPP is on (DPP's job) — of a V2 scan, only
  *     when DPP did place a runtime filter on it (else the keys go to the source's own runtime filtering);
  *  3. a creation side that is filtered, or `minSizeRatio` times smaller than the scan, and, once its AQE
@@ -50,36 +52,35 @@ object DynamicFilterBenefit {
    * read back and sorted. */
   private val ShuffledRowCost = 3
 
+  /** The bytes a scan must read for a filter to pay, and what they weigh ([[leastScanBytes]]). */
+  final case class Least(bytes: BigInt, why: String) {
+    /** The decline of a scan `name` reading `read` bytes (`when`: once DPP has run, ...), or None. */
+    def declines(name: String, read: BigInt, when: String = ""): Option[Decline] =
+      if (read >= bytes) None else Some(Decline(s"$name reads $read bytes$when$why"))
+  }
+
   /** Whether a filter on `target` from `source` pays as it is placed: [[pays]], then whether it would skip
    * nothing ([[skipsNothing]]), last whether it waits for DPP's keys ([[beforeDpp]]: only of a filter every
    * other check lets through, as it may make the scan's stage wait). */
   def atPlacement(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
       facts: PlanFacts, probedInStage: Boolean): Decision =
-    pays(target, keys, source, route, facts).orElse(skipsNothing(target, keys, probedInStage))
-      .orElse(beforeDpp(target, keys, source, route, facts))
+    pays(target, keys, source, route, facts, probedInStage).orElse(skipsNothing(target, keys, probedInStage))
+      .orElse(beforeDpp(target, keys, source, route, facts, probedInStage))
 
   /** Checks 1-3 (and 1 again once DPP has run: [[smallAfterDpp]]). */
   def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
-      facts: PlanFacts): Decision = {
+      facts: PlanFacts, probedInStage: Boolean): Decision = {
     val creation = source.creation
     val scan = scanOf(target)
     val bytes = scanBytes(scan)
-    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
     val partitionColumns = FilterPlans.partitionColumns(scan)
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
-    val least = minScanBytes(target, source, route)
-    if (bytes < least) {
-      // (before a shuffle, least is minBytes only for a scan filtered on its own: see minScanBytes)
-      val counted = if (least < minBytes) s" (x$ShuffledRowCost: its rows go into a shuffle)"
-        else if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
-          " (once: its own filter decides how many rows go into the shuffle)"
-        else ""
-      Decline(s"$name reads $bytes bytes$counted < minApplicationBytes ($minBytes)")
-    }
+    val small = leastScanBytes(target, source, route, probedInStage).declines(name, bytes)
+    if (small.isDefined) small.get
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
       Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
-    else smallAfterDpp(target, source, route, facts).orElse {
+    else smallAfterDpp(target, source, route, facts, probedInStage).orElse {
       val creationBytes = sizeOf(creation)
       // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
       // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
@@ -101,35 +102,81 @@ object DynamicFilterBenefit {
     case _ => true
   }
 
-  /** The bytes a scan must read for a filter over `route` from `source` to pay: 0 when its size does not
-   * decide (below a broadcast whose keys another filter reads: `route.feeding`, it makes those keys fewer; a
-   * broadcast's keys before a shuffle, whose rows dropped save far more than the scan), a third of
-   * `minApplicationBytes` when each row it drops would also go into a shuffle — each row it reads, unless a
-   * filter of the scan's own keeps an unknown share of them. `afterDpp`: the check once DPP has run, by the
-   * bytes of the files it keeps — there a broadcast's filter before a shuffle is sized too. */
-  def minScanBytes(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
-      afterDpp: Boolean = false): Long = {
-    val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
-    val minBytes = SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf)
-    if (route.feeding || (beforeShuffle && source.broadcast && !afterDpp)) 0L
-    else if (beforeShuffle && !filteredOnItsOwn(target)) (minBytes + ShuffledRowCost - 1) / ShuffledRowCost
-    else minBytes
+  /** The bytes `target`'s scan must read for a filter over `route` from `source` to pay, as it is placed: what
+   * the filter can save — each byte the scan reads, [[rowCost]] times — must exceed the wait for its keys
+   * ([[waitBytes]]), and the scan read `minApplicationBytes` (a floor users may set; 0 by default). Nothing
+   * below a broadcast whose keys another filter reads (`route.feeding`: a filter there makes those keys fewer).
+   * At run time the wait is over: only the floor is left ([[runTimeLeast]]), and what the keys keep decides. */
+  def leastScanBytes(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
+      probedInStage: Boolean): Least =
+    if (route.feeding) Least(0, "")
+    else {
+      val floor = runTimeLeast(route)
+      val wait = waitBytes(source.creation, probedInStage)
+      val cost = rowCost(target, route)
+      val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
+      val least = (weighed / cost).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+      if (least <= floor.bytes) floor
+      else {
+        val counted = if (cost > 1) s" (x$cost: each row it drops would also go into a shuffle)"
+          else if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
+            " (once: its own filter decides how many rows go into the shuffle)"
+          else ""
+        val weight = if (weighed == BigDecimal(wait.total)) "" else s" x waitWeight"
+        Least(least, s"$counted, less than the ${wait.total} bytes$weight it would wait for its keys: its creation " +
+          s"side reads ${wait.read} bytes before they are known, + stageStartBytes (${wait.start})")
+      }
+    }
+
+  /** The floor a scan must read at run time (the wait for its keys over): `minApplicationBytes`. */
+  def runTimeLeast(route: KeyLineage.Route): Least =
+    floor(if (route.feeding) 0L else SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf))
+
+  /** The floor `bytes` (`minApplicationBytes`, or 0 where the scan's size does not decide). */
+  def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)")
+
+  /** What a row the filter drops saves, in reads of it: [[ShuffledRowCost]] where it would go into a shuffle
+   * as it is (`beforeShuffle`), unless a filter of the scan's own keeps an unknown share of the rows (it
+   * decides how many reach the shuffle), else 1. */
+  private def rowCost(target: SparkPlan, route: KeyLineage.Route): Int =
+    if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf) && !filteredOnItsOwn(target))
+      ShuffledRowCost
+    else 1
+
+  /** What a scan waits for a creation side: `read`, the bytes its scans still read before its keys are known,
+   * and `start`, its stage's start (`stageStartBytes`); nothing when the scan's stage waits for it anyway
+   * (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage) or it has run. */
+  final case class Wait(read: BigInt, start: Long) {
+    def total: BigInt = read + start
+  }
+
+  def waitBytes(creation: SparkPlan, probedInStage: Boolean): Wait =
+    if (probedInStage || materialized(creation)) Wait(0, 0)
+    else Wait(toRead(creation), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
+
+  /** The bytes the scans in `plan` read that AQE has not read already (a stage that has run: none). */
+  private def toRead(plan: SparkPlan): BigInt = plan match {
+    case s: QueryStageExec => if (s.isMaterialized) BigInt(0) else toRead(s.plan)
+    case r: ReusedExchangeExec => toRead(r.child)
+    case scan if targetable(scan) => scanBytes(scan)
+    case other => other.children.map(toRead).sum
   }
 
   /** Check 1 once DPP has run: the scan reads at least `least` bytes of the files DPP keeps (`name`: the
    * scan, as the reason names it; `how`: where DPP's keys came from) — asked at placement once AQE has
    * computed DPP's broadcast, and by [[DynamicFilterExec]] as its scan starts. */
-  def afterDpp(kept: PrunedScanBytes.Kept, least: Long, name: String, how: String = ""): Decision =
-    kept.tooSmall(least, how).map(why => Decline(s"$name $why")).getOrElse(Place)
+  def afterDpp(kept: PrunedScanBytes.Kept, least: Least, name: String, how: String = ""): Decision =
+    least.declines(name, kept.bytes, s" once dynamic partition pruning has run (${kept.files} of ${kept.ofFiles} files$how)")
+      .getOrElse(Place)
 
   /** Check 1 at placement, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it
    * reads them from) — asked before the filter makes the scan's stage wait for its creation side — and
    * whether the filter can be added to AQE's plan then ([[addsShuffle]]). */
   private def smallAfterDpp(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
-      facts: PlanFacts): Decision = scanOf(target) match {
+      facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
     case s: FileSourceScanExec =>
-      val least = minScanBytes(target, source, route, afterDpp = true)
-      if (least <= 0) Place
+      val least = leastScanBytes(target, source, route, probedInStage)
+      if (least.bytes <= 0) Place
       else facts.keptByDpp(s).map(kept => afterDpp(kept, least, nameOf(s), ", by the keys of its completed broadcast")
         .orElse(addsShuffle(source))).getOrElse(Place)
     case _ => Place
@@ -140,8 +187,9 @@ object DynamicFilterBenefit {
    * broadcast, unless `awaitPartitionPruning` is off. A whole table's keys that would keep nearly every row
    * ([[keepsNearlyAll]]) decline it now instead: no wait for a filter dropped however much DPP keeps. */
   private def beforeDpp(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
-      route: KeyLineage.Route, facts: PlanFacts): Decision = scanOf(target) match {
-    case s: FileSourceScanExec if minScanBytes(target, source, route, afterDpp = true) > 0 && facts.keptByDpp(s).isEmpty =>
+      route: KeyLineage.Route, facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
+    case s: FileSourceScanExec if leastScanBytes(target, source, route, probedInStage).bytes > 0 &&
+        facts.keptByDpp(s).isEmpty =>
       facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).orElse {
         if (!p.inItsStage && !SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) Decline(s"${nameOf(s)}: its " +
           "dynamic partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)")

@@ -230,7 +230,8 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
   private def smallAfterDpp(i: Int): Decision = {
     val least = filters(i).minScanBytes
     if (least <= 0) DynamicFilterBenefit.Place
-    else keptByDpp.map(DynamicFilterBenefit.afterDpp(_, least, "the scan")).getOrElse(DynamicFilterBenefit.Place)
+    else keptByDpp.map(DynamicFilterBenefit.afterDpp(_, DynamicFilterBenefit.floor(least), "the scan"))
+      .getOrElse(DynamicFilterBenefit.Place)
   }
 
   /** Filter `i` dropped before the scan: not pushed, not tested (no code). */
@@ -382,7 +383,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
  * One filter of a [[DynamicFilterExec]]: a row is kept when its `keys` (over the operator's child) may match a
  * key of one of its `sources` (usually one; several in the copies of an exchange computed once for several
  * joins, [[SharedExchangeFilters]]). `probedInStage`: its sources are broadcasts whose joins probe each of the
- * child's rows in its stage (see [[DynamicFilterExec]]); `minScanBytes`: what the scan must read for it to pay
+ * child's rows in its stage (see [[DynamicFilterExec]]); `minScanBytes`: what the scan must read for it to pay at run time
  * once dynamic partition pruning has run (0: its size does not decide).
  */
 final case class KeyFilter(keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,

@@ -182,7 +182,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
               awaitDpp.foreach(_.setTagValue(AwaitPartitionPruning.Awaits, ()))
               reasons += a.why(why); None
             case Place => Some(withFilter(target, targetKeys, Seq(source), probedInStage,
-              DynamicFilterBenefit.minScanBytes(target, source, route, afterDpp = true)))
+              DynamicFilterBenefit.runTimeLeast(route).bytes.toLong))
           }
         }
       }.map { newApp =>
@@ -205,7 +205,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
    * does not enter; [[SharedExchangeFilters]] fills them when every copy has a join whose filter pays). */
   private def throughSharedOnly(j: EquiJoin, facts: PlanFacts): Option[String] = {
     val found = reachedThroughShared(j, (target, keys, source, route) =>
-      DynamicFilterBenefit.pays(target, keys, source, route, facts) match {
+      DynamicFilterBenefit.pays(target, keys, source, route, facts, probedInStage = false) match {
         case Decline(why, _) => Some(if (belowCreation(j, source)) fromBelow(why) else why)
         case Place => None
       })
@@ -251,7 +251,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
         if (DynamicFilterBenefit.atPlacement(target, keys, source, route, facts, probedInStage = false)
             .orElse(DynamicFilterBenefit.keepsNearlyAll(target, keys, source)) == Place)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source,
-            DynamicFilterBenefit.minScanBytes(target, source, route, afterDpp = true), below = belowCreation(j, source)))
+            DynamicFilterBenefit.runTimeLeast(route).bytes.toLong, below = belowCreation(j, source)))
         else None).flatten
     }
 

@@ -24,14 +24,7 @@ import org.apache.spark.sql.types.StructType
  */
 object PrunedScanBytes {
   /** The columns' bytes in the files kept, of how many files the static filters keep. */
-  final case class Kept(bytes: BigInt, files: Int, ofFiles: Int) {
-    /** Why a dynamic filter on this scan does not pay, when it reads less than `least` bytes (`how`: where
-     * DPP's keys came from) — the one check the planner and the scan's start both make. */
-    def tooSmall(least: Long, how: String = ""): Option[String] =
-      if (bytes >= least) None // (a least of 0 or below: always, bytes are never negative)
-      else Some(s"reads $bytes bytes once dynamic partition pruning has run ($files of $ofFiles files$how), " +
-        s"< the $least it must for the filter to pay (minApplicationBytes)")
-  }
+  final case class Kept(bytes: BigInt, files: Int, ofFiles: Int)
 
   /** What `scan` reads after its dynamic partition filters, which this runs (their subqueries are computed
    * once and cached); None without such a filter, or for a scan whose files are not listed in memory

@@ -58,7 +58,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
   // every row tested, also below broadcast joins (the default leaves those rows to the joins' probes), so
   // that the tests here see what a filter keeps; the default's own test sets it back
   private def withDynamicFilters[T](extra: (String, String)*)(body: => T): T =
-    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0",
+    withConf(Seq("spark.sieve.dynamicFilter.waitWeight" -> "0",
       "spark.sieve.dynamicFilter.sameStageRowTest" -> "true") ++ extra: _*)(body)
 
   private def filters(df: DataFrame): Seq[DynamicFilterExec] =
@@ -247,8 +247,16 @@ class DynamicFilterSuite extends SieveSessionSuite {
         assert(filters(checkAnswerAgainstVanilla(sql(q))).isEmpty, q)
       }
     }
-    // the default minimum application-side size: these tables are far too small to pay
-    assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
+    // the defaults: a broadcast join probing the fact's rows in their stage makes the scan wait for nothing,
+    // so its keys are pushed into the scan (the fact is sorted by k) and its rows left to the join; a sort-merge
+    // join's other side would make the scan wait for more than these tables hold (a stage's start): no filter
+    val pushed = filters(checkAnswerAgainstVanilla(sql(starJoin)))
+    assert(pushed.size === 1 && pushed.head.passesRows, pushed)
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val df = checkAnswerAgainstVanilla(sql(starJoin))
+      assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+      assert(DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n").contains("+ stageStartBytes (8388608)"))
+    }
     withDynamicFilters("spark.sieve.dynamicFilter.enabled" -> "false") {
       assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
     }

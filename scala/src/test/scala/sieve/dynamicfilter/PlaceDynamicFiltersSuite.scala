@@ -42,7 +42,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   // every row tested, also below broadcast joins (by default left to the joins' probes): the tests here
   // count what each filter keeps
   private def eager[T](extra: (String, String)*)(body: => T): T =
-    withConf(Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> "0",
+    withConf(Seq("spark.sieve.dynamicFilter.waitWeight" -> "0",
       "spark.sieve.dynamicFilter.sameStageRowTest" -> "true") ++ extra: _*)(body)
 
   private val strategies = Seq("broadcast" -> "10485760", "sort-merge" -> "-1")
@@ -304,13 +304,13 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
 
   testWithAndWithoutAqe("a broadcast's keys filter a small scan before its shuffle, whose keys then filter the fact " +
       "(TPC-DS q93's shape)") {
-    // fact sort-merge joins d1, d2 (broadcast) joins d1 above. d1 reads less than minApplicationBytes and is
-    // not minSizeRatio times smaller than fact: it is filtered only because its rows are shuffled
-    // (beforeShuffle), and fact only because d1's side then holds d2's selective filter (placed by the join
-    // above, in the second walk)
+    // fact sort-merge joins d1, d2 (broadcast) joins d1 above. d1 reads less than the wait for d2's keys (d2's
+    // bytes + a stage's start of twice d1's) and is not minSizeRatio times smaller than fact: it is filtered
+    // only because each row it drops would also be shuffled (beforeShuffle: x3), and fact only because d1's
+    // side then holds d2's selective filter (placed by the join above, in the second walk)
     val q = "SELECT /*+ MERGE(d1), BROADCAST(d2) */ f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k " +
       "JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
-    val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.minApplicationBytes" -> s"${d1Bytes + 1}",
+    val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.stageStartBytes" -> s"${2 * d1Bytes}",
       "spark.sieve.dynamicFilter.minSizeRatio" -> "1000000")
     // the fact filter reads the shuffle of filtered d1 that the join reads
     withConf(settings: _*)(assertChained(checkAnswerAgainstVanilla(sql(q))))
@@ -567,41 +567,56 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("minApplicationBytes counts a scan whose rows reach a shuffle three times") {
+  testWithAndWithoutAqe("a scan whose rows reach a shuffle saves three times its bytes against the wait for its keys") {
     withConf(joins("-1") ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "true"): _*) {
-      // fact's files, of which the scan reads k and v (12 of 16 bytes a row): x3 = 2.25 times the files
+      // fact's files, of which the scan reads k and v (12 of 16 bytes a row): x3 = 2.25 times the files; the
+      // wait is d1's bytes read (far fewer) + stageStartBytes
       val factBytes = new java.io.File(s"$dir/fact").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
       val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"
-      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> factBytes.toString) {
+      def waitFor(times: Double) = "spark.sieve.dynamicFilter.stageStartBytes" -> (factBytes * times).toLong.toString
+      withConf(waitFor(2)) {
         val df = checkAnswerAgainstVanilla(sql(q))
         assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
       }
-      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> (3 * factBytes).toString) {
+      withConf(waitFor(2.5)) {
         val df = checkAnswerAgainstVanilla(sql(q))
         assert(filters(df).isEmpty, df.queryExecution.executedPlan)
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-        assert(text.contains("(x3: its rows go into a shuffle) < minApplicationBytes"), text)
+        assert(text.contains("(x3: each row it drops would also go into a shuffle), less than the ") &&
+          text.contains(s"+ stageStartBytes (${(factBytes * 2.5).toLong})"), text)
+      }
+      // the wait weighed less: placed again
+      withConf(waitFor(2.5), "spark.sieve.dynamicFilter.waitWeight" -> "0.5") {
+        assert(placement(checkAnswerAgainstVanilla(sql(q))) === Seq("fact" -> Seq("k")))
       }
       // a filter of fact's own keeps an unknown share of its rows: only those would go into the shuffle, so
       // its bytes count once (TPC-DS q49's returns, `sr_return_amt > 10000`)
-      withConf("spark.sieve.dynamicFilter.minApplicationBytes" -> factBytes.toString) {
+      withConf(waitFor(1)) {
         val df = checkAnswerAgainstVanilla(sql(q + " AND f.v % 10 < 9"))
         assert(filters(df).isEmpty, df.queryExecution.executedPlan)
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-        assert(text.contains("(once: its own filter decides how many rows go into the shuffle) < minApplicationBytes"), text)
+        assert(text.contains("(once: its own filter decides how many rows go into the shuffle), less than the "), text)
+      }
+      // a floor above what the wait asks: the floor decides
+      withConf(waitFor(1), "spark.sieve.dynamicFilter.minApplicationBytes" -> (factBytes * 10).toString) {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+        assert(DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n").contains(
+          s", < minApplicationBytes (${factBytes * 10})"))
       }
     }
   }
 
   // TPC-DS q75: catalog_sales ⋈ item (books) under the shuffle of the left join to catalog_returns on (order,
-  // item); the join's own keys do not pay there (minApplicationBytes), item's broadcast below does
+  // item); the join's own keys do not pay there (pairs' bytes, x3, are fewer than the sales side's it would wait
+  // for), item's broadcast below does (d1's are fewer; stageStartBytes 0 at these tables' scale)
   private def salesLeftJoinReturns(cat: Int, outer: Boolean = false) =
     s"SELECT s.k, s.v, p.v AS pv FROM (SELECT /*+ BROADCAST(d1) */ f.k, f.v FROM fact f " +
       (if (outer) s"LEFT JOIN d1 ON f.k = d1.k AND d1.cat = $cat) s " else s"JOIN d1 ON f.k = d1.k WHERE d1.cat = $cat) s ") +
       "LEFT JOIN pairs p ON s.k = p.k AND s.v = p.v"
 
   testWithAndWithoutAqe("a shuffled join's side filtered by the keys of a broadcast join below its other side") {
-    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
+    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.stageStartBytes" -> "0"): _*) {
       val df = checkAnswerAgainstVanilla(sql(salesLeftJoinReturns(7)))
       val plan = df.queryExecution.executedPlan
       // pairs' rows with k % 100 = 7: 20 keys, twice each
@@ -621,7 +636,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   }
 
   testWithAndWithoutAqe("an exchange that two joins read gets the union of the broadcasts below both their sides") {
-    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.minApplicationBytes" -> "1g"): _*) {
+    withConf(joins("-1") :+ ("spark.sieve.dynamicFilter.stageStartBytes" -> "0"): _*) {
       // q75's CTE read twice: pairs' shuffle feeds the cat 7 branch and the cat 8 one, computed once
       val df = checkAnswerAgainstVanilla(sql(s"${salesLeftJoinReturns(7)} UNION ALL ${salesLeftJoinReturns(8)}"))
       val plan = df.queryExecution.executedPlan
@@ -670,7 +685,8 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         // the sort-merge join is planned again over its two finished stages: the reason given while their
         // scans were in the plan is the one shown
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-        assert(text.contains("joins without a dynamic filter") && text.contains("< minApplicationBytes") &&
+        val why = if (strategy == "broadcast") "spread over every row group" else "it would wait for its keys"
+        assert(text.contains("joins without a dynamic filter") && text.contains(why) &&
           !text.contains("reach no file scan"), text)
       }
     }
