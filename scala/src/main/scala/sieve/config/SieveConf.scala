@@ -75,11 +75,12 @@ object SieveConf {
   val DYNAMIC_FILTER_STAGE_START_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.stageStartBytes", default = 8L << 20,
     "What a scan loses by waiting for a creation side that has not run, besides the bytes that side reads: " +
-      "its stage's start, in bytes a scan reads meanwhile. A filter is placed only where what it can save (the " +
-      "scan's bytes, x3 where each row it drops would also go into a shuffle) exceeds the wait for its keys: " +
-      "nothing when the scan's stage waits for the creation side anyway (a broadcast join probing its rows " +
-      "there) or that side has run (an AQE stage), else the bytes the creation side still reads plus this. At " +
-      "run time, with the keys known, a filter expected to keep more than maxPassRatio of the rows is dropped.")
+      "its stage's start, in bytes a scan reads meanwhile. A filter is placed only where what it can save " +
+      "exceeds the wait for its keys: the scan's bytes where its keys can skip part of the scan, plus twice " +
+      "them where each row it drops would also go into a shuffle, against nothing when the scan's stage waits " +
+      "for the creation side anyway (a broadcast join probing its rows there) or that side has run (an AQE " +
+      "stage), else the bytes the creation side still reads plus this. At run time, with the keys known, a " +
+      "filter expected to keep more than maxPassRatio of the rows is dropped.")
 
   val DYNAMIC_FILTER_WAIT_WEIGHT: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.waitWeight", default = 1.0,
@@ -98,10 +99,10 @@ object SieveConf {
   val DYNAMIC_FILTER_BEFORE_SHUFFLE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.beforeShuffle", default = true,
     "Each row a filter drops from a scan whose rows go into a shuffle as they are (no join or aggregate " +
-      "between) counts three times its read (the shuffle's write, read and sort) in what the filter saves " +
-      "(stageStartBytes): TPC-DS q93 at sf10, `reason` on store_returns, then store_returns' keys on " +
+      "between) counts twice its read more in what the filter saves (the shuffle's write, read and sort; " +
+      "stageStartBytes): TPC-DS q93 at sf10, `reason` on store_returns, then store_returns' keys on " +
       "store_sales: 26.6 s -> 2.4 s; q95, web_sales' self-join, 31 MB read: 30.0 s -> 3.5 s. Once when the " +
-      "scan has a filter of its own (it decides how many rows reach the shuffle). false: once there too.")
+      "scan has a filter of its own (it decides how many rows reach the shuffle). false: not counted.")
 
   val DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.keysFromBroadcastBelow", default = true,

@@ -76,11 +76,11 @@ object DynamicFilterBenefit {
     val partitionColumns = FilterPlans.partitionColumns(scan)
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
-    val small = leastScanBytes(target, source, route, probedInStage).declines(name, bytes)
+    val small = leastScanBytes(target, keys, source, route, probedInStage).declines(name, bytes)
     if (small.isDefined) small.get
     else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
       Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
-    else smallAfterDpp(target, source, route, facts, probedInStage).orElse {
+    else smallAfterDpp(target, keys, source, route, facts, probedInStage).orElse {
       val creationBytes = sizeOf(creation)
       // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
       // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
@@ -102,29 +102,30 @@ object DynamicFilterBenefit {
     case _ => true
   }
 
-  /** The bytes `target`'s scan must read for a filter over `route` from `source` to pay, as it is placed: what
-   * the filter can save — each byte the scan reads, [[rowCost]] times — must exceed the wait for its keys
-   * ([[waitBytes]]), and the scan read `minApplicationBytes` (a floor users may set; 0 by default). Nothing
-   * below a broadcast whose keys another filter reads (`route.feeding`: a filter there makes those keys fewer).
-   * At run time the wait is over: only the floor is left ([[runTimeLeast]]), and what the keys keep decides. */
-  def leastScanBytes(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
-      probedInStage: Boolean): Least =
+  /** The bytes `target`'s scan must read for a filter of `keys` over `route` from `source` to pay, as it is
+   * placed: what the filter can save — each byte the scan reads, [[Saving.perByte]] times — must exceed the wait
+   * for its keys ([[waitBytes]]), and the scan read `minApplicationBytes` (a floor users may set; 0 by default).
+   * Nothing below a broadcast whose keys another filter reads (`route.feeding`: a filter there makes those keys
+   * fewer). At run time the wait is over: only the floor is left ([[runTimeLeast]]), and what the keys keep
+   * decides. */
+  def leastScanBytes(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route, probedInStage: Boolean): Least =
     if (route.feeding) Least(0, "")
     else {
       val floor = runTimeLeast(route)
       val wait = waitBytes(source.creation, probedInStage)
-      val cost = rowCost(target, route)
       val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
-      val least = (weighed / cost).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
-      if (least <= floor.bytes) floor
+      if (weighed <= 0) floor
       else {
-        val counted = if (cost > 1) s" (x$cost: each row it drops would also go into a shuffle)"
-          else if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf))
-            " (once: its own filter decides how many rows go into the shuffle)"
-          else ""
-        val weight = if (weighed == BigDecimal(wait.total)) "" else s" x waitWeight"
-        Least(least, s"$counted, less than the ${wait.total} bytes$weight it would wait for its keys: its creation " +
-          s"side reads ${wait.read} bytes before they are known, + stageStartBytes (${wait.start})")
+        val saving = Saving(target, keys, route)
+        val weight = if (weighed == BigDecimal(wait.total)) "" else " x waitWeight"
+        val waited = s"the ${wait.total} bytes$weight it would wait for its keys: its creation side reads " +
+          s"${wait.read} bytes before they are known, + stageStartBytes (${wait.start})"
+        if (saving.perByte == 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
+        else {
+          val least = (weighed / saving.perByte).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+          if (least <= floor.bytes) floor else Least(least, s"${saving.counted}, less than $waited")
+        }
       }
     }
 
@@ -135,13 +136,35 @@ object DynamicFilterBenefit {
   /** The floor `bytes` (`minApplicationBytes`, or 0 where the scan's size does not decide). */
   def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)")
 
-  /** What a row the filter drops saves, in reads of it: [[ShuffledRowCost]] where it would go into a shuffle
-   * as it is (`beforeShuffle`), unless a filter of the scan's own keeps an unknown share of the rows (it
-   * decides how many reach the shuffle), else 1. */
-  private def rowCost(target: SparkPlan, route: KeyLineage.Route): Int =
-    if (route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf) && !filteredOnItsOwn(target))
-      ShuffledRowCost
-    else 1
+  /** What each byte of `target`'s scan that a filter of `keys` drops saves, in reads of it ([[Saving.perByte]]):
+   * its read where the keys can skip part of the scan (a single column pushed into it whose sampled footers do
+   * not show its values spread over every row group); where each row would go into a shuffle as it is
+   * (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
+   * of the scan's own keeps an unknown share of the rows. A row dropped anywhere else (before an aggregate, a
+   * join's probe) saves little next to its read. */
+  private final case class Saving(target: SparkPlan, keys: Seq[Expression], route: KeyLineage.Route) {
+    private val scan = scanOf(target)
+    private val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
+    private val ownFilter = filteredOnItsOwn(target)
+    /** Why the keys can skip nothing in the scan, if they cannot. */
+    private lazy val skipsNothing: Option[String] = keys match {
+      case Seq(key: Attribute) =>
+        if (KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf))
+          Some(s"${key.name}'s values are spread over every row group (sampled footers), so its keys would skip none")
+        else None
+      case _ => Some("a key of several columns or an expression is not pushed into the scan")
+    }
+    private def shuffled: Int = if (!beforeShuffle) 0 else if (ownFilter) 1 else ShuffledRowCost - 1
+    def perByte: Int = (if (skipsNothing.isEmpty) 1 else 0) + shuffled
+    def why: String = skipsNothing.get + " and no row it drops would go into a shuffle as it is"
+    def counted: String =
+      if (perByte == 1 && shuffled == 0) ""
+      else Seq(if (skipsNothing.isEmpty) Some("its read") else skipsNothing.map(w => s"not its read: $w"),
+        if (shuffled == 0) None
+        else if (ownFilter) Some("once for the shuffle its rows go into, as its own filter decides how many")
+        else Some("x2 for the shuffle each row it drops would go into"))
+        .flatten.mkString(s" (x$perByte: ", "; ", ")")
+  }
 
   /** What a scan waits for a creation side: `read`, the bytes its scans still read before its keys are known,
    * and `start`, its stage's start (`stageStartBytes`); nothing when the scan's stage waits for it anyway
@@ -172,10 +195,10 @@ object DynamicFilterBenefit {
   /** Check 1 at placement, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it
    * reads them from) — asked before the filter makes the scan's stage wait for its creation side — and
    * whether the filter can be added to AQE's plan then ([[addsShuffle]]). */
-  private def smallAfterDpp(target: SparkPlan, source: KeyCollector.Source, route: KeyLineage.Route,
-      facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
+  private def smallAfterDpp(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route, facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
     case s: FileSourceScanExec =>
-      val least = leastScanBytes(target, source, route, probedInStage)
+      val least = leastScanBytes(target, keys, source, route, probedInStage)
       if (least.bytes <= 0) Place
       else facts.keptByDpp(s).map(kept => afterDpp(kept, least, nameOf(s), ", by the keys of its completed broadcast")
         .orElse(addsShuffle(source))).getOrElse(Place)
@@ -188,7 +211,7 @@ object DynamicFilterBenefit {
    * ([[keepsNearlyAll]]) decline it now instead: no wait for a filter dropped however much DPP keeps. */
   private def beforeDpp(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
       route: KeyLineage.Route, facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
-    case s: FileSourceScanExec if leastScanBytes(target, source, route, probedInStage).bytes > 0 &&
+    case s: FileSourceScanExec if leastScanBytes(target, keys, source, route, probedInStage).bytes > 0 &&
         facts.keptByDpp(s).isEmpty =>
       facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).orElse {
         if (!p.inItsStage && !SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) Decline(s"${nameOf(s)}: its " +

@@ -305,12 +305,13 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   testWithAndWithoutAqe("a broadcast's keys filter a small scan before its shuffle, whose keys then filter the fact " +
       "(TPC-DS q93's shape)") {
     // fact sort-merge joins d1, d2 (broadcast) joins d1 above. d1 reads less than the wait for d2's keys (d2's
-    // bytes + a stage's start of twice d1's) and is not minSizeRatio times smaller than fact: it is filtered
-    // only because each row it drops would also be shuffled (beforeShuffle: x3), and fact only because d1's
-    // side then holds d2's selective filter (placed by the join above, in the second walk)
+    // bytes + a stage's start of d1's) and is not minSizeRatio times smaller than fact: it is filtered only
+    // because each row it drops would also be shuffled (beforeShuffle: x2, its keys skip none of its one row
+    // group), and fact only because d1's side then holds d2's selective filter (placed by the join above, in
+    // the second walk)
     val q = "SELECT /*+ MERGE(d1), BROADCAST(d2) */ f.v, d1.cat FROM fact f JOIN d1 ON f.k = d1.k " +
       "JOIN d2 ON d1.cat = d2.k2 WHERE d2.grp = 3"
-    val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.stageStartBytes" -> s"${2 * d1Bytes}",
+    val settings = joins("-1") ++ Seq("spark.sieve.dynamicFilter.stageStartBytes" -> s"$d1Bytes",
       "spark.sieve.dynamicFilter.minSizeRatio" -> "1000000")
     // the fact filter reads the shuffle of filtered d1 that the join reads
     withConf(settings: _*)(assertChained(checkAnswerAgainstVanilla(sql(q))))
@@ -567,26 +568,28 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
-  testWithAndWithoutAqe("a scan whose rows reach a shuffle saves three times its bytes against the wait for its keys") {
+  testWithAndWithoutAqe("what a filter saves before a shuffle, against the wait for its keys") {
     withConf(joins("-1") ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "true"): _*) {
-      // fact's files, of which the scan reads k and v (12 of 16 bytes a row): x3 = 2.25 times the files; the
-      // wait is d1's bytes read (far fewer) + stageStartBytes
+      // fact's files, of which the scan reads k and v (12 of 16 bytes a row); k is spread over every row group,
+      // so a row dropped saves not its read but the shuffle's write, read and sort: x2 = 1.5 times the files.
+      // The wait is d1's bytes read (far fewer) + stageStartBytes.
       val factBytes = new java.io.File(s"$dir/fact").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
       val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"
       def waitFor(times: Double) = "spark.sieve.dynamicFilter.stageStartBytes" -> (factBytes * times).toLong.toString
-      withConf(waitFor(2)) {
+      withConf(waitFor(1.2)) {
         val df = checkAnswerAgainstVanilla(sql(q))
         assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
       }
-      withConf(waitFor(2.5)) {
+      withConf(waitFor(1.6)) {
         val df = checkAnswerAgainstVanilla(sql(q))
         assert(filters(df).isEmpty, df.queryExecution.executedPlan)
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-        assert(text.contains("(x3: each row it drops would also go into a shuffle), less than the ") &&
-          text.contains(s"+ stageStartBytes (${(factBytes * 2.5).toLong})"), text)
+        assert(text.contains("(x2: not its read: k's values are spread over every row group (sampled footers), so " +
+          "its keys would skip none; x2 for the shuffle each row it drops would go into), less than the ") &&
+          text.contains(s"+ stageStartBytes (${(factBytes * 1.6).toLong})"), text)
       }
       // the wait weighed less: placed again
-      withConf(waitFor(2.5), "spark.sieve.dynamicFilter.waitWeight" -> "0.5") {
+      withConf(waitFor(1.6), "spark.sieve.dynamicFilter.waitWeight" -> "0.5") {
         assert(placement(checkAnswerAgainstVanilla(sql(q))) === Seq("fact" -> Seq("k")))
       }
       // a filter of fact's own keeps an unknown share of its rows: only those would go into the shuffle, so
@@ -595,7 +598,15 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         val df = checkAnswerAgainstVanilla(sql(q + " AND f.v % 10 < 9"))
         assert(filters(df).isEmpty, df.queryExecution.executedPlan)
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
-        assert(text.contains("(once: its own filter decides how many rows go into the shuffle), less than the "), text)
+        assert(text.contains("once for the shuffle its rows go into, as its own filter decides how many), less than the "), text)
+      }
+      // below an aggregate (no shuffle as it is) a filter whose keys skip nothing saves nothing worth a wait
+      withConf(waitFor(0)) {
+        val df = checkAnswerAgainstVanilla(sql(
+          "SELECT a.k, a.total FROM (SELECT k, SUM(v) AS total FROM fact GROUP BY k) a JOIN d1 ON a.k = d1.k WHERE d1.cat = 7"))
+        assert(filters(df).isEmpty, df.queryExecution.executedPlan)
+        assert(DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n").contains(
+          "so its keys would skip none and no row it drops would go into a shuffle as it is, so nothing it saves outweighs"))
       }
       // a floor above what the wait asks: the floor decides
       withConf(waitFor(1), "spark.sieve.dynamicFilter.minApplicationBytes" -> (factBytes * 10).toString) {
