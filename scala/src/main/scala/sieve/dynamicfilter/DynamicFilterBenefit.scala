@@ -140,8 +140,12 @@ object DynamicFilterBenefit {
    * its read where the keys can skip part of the scan (a single column pushed into it whose sampled footers do
    * not show its values spread over every row group); where each row would go into a shuffle as it is
    * (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
-   * of the scan's own keeps an unknown share of the rows. A row dropped anywhere else (before an aggregate, a
-   * join's probe) saves little next to its read. */
+   * of the scan's own keeps an unknown share of the rows; as much where each row would go into an aggregate as
+   * it is (its hashing, and the shuffle of its groups) — nothing when a filter of the scan's own comes first:
+   * it may keep few of them, and the rest cost the aggregate less than a shuffle (TPC-H q17: lineitem grouped
+   * by part, 6M rows, 2.3x faster filtered; q20: the same after the scan's filter on a year of dates keeps
+   * 15%, 0.82x: the scan waited 0.45 s to save 0.15 s). A row dropped anywhere else (a join's probe) saves
+   * little next to its read. */
   private final case class Saving(target: SparkPlan, keys: Seq[Expression], route: KeyLineage.Route) {
     private val scan = scanOf(target)
     private val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
@@ -154,13 +158,18 @@ object DynamicFilterBenefit {
         else None
       case _ => Some("a key of several columns or an expression is not pushed into the scan")
     }
-    private def shuffled: Int = if (!beforeShuffle) 0 else if (ownFilter) 1 else ShuffledRowCost - 1
+    private def shuffled: Int =
+      if (beforeShuffle) { if (ownFilter) 1 else ShuffledRowCost - 1 }
+      else if (route.aggregated && !ownFilter) ShuffledRowCost - 1
+      else 0
     def perByte: Int = (if (skipsNothing.isEmpty) 1 else 0) + shuffled
-    def why: String = skipsNothing.get + " and no row it drops would go into a shuffle as it is"
+    def why: String = skipsNothing.get + " and no row it drops would go into a shuffle or an aggregate as it is" +
+      (if (route.aggregated) " (a filter of the scan's own comes first)" else "")
     def counted: String =
       if (perByte == 1 && shuffled == 0) ""
       else Seq(if (skipsNothing.isEmpty) Some("its read") else skipsNothing.map(w => s"not its read: $w"),
         if (shuffled == 0) None
+        else if (!beforeShuffle) Some("x2 for the aggregate each row it drops would go into")
         else if (ownFilter) Some("once for the shuffle its rows go into, as its own filter decides how many")
         else Some("x2 for the shuffle each row it drops would go into"))
         .flatten.mkString(s" (x$perByte: ", "; ", ")")

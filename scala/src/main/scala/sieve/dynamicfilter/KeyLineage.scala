@@ -50,9 +50,10 @@ object KeyLineage {
    * but projections, filters, unions and the probe side of other hash joins (without it, the join probes
    * each of the target's rows as it is read, in their stage, at most after other joins' probes);
    * `afterRowProbe`: the probe side of a broadcast join whose probe builds and hashes a key row
-   * ([[EquiJoin.rowProbe]]), which the target's rows reach first. */
+   * ([[EquiJoin.rowProbe]]), which the target's rows reach first; `aggregated`: an aggregate that the
+   * target's rows reach as they are (no join between). */
   final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false,
-      afterRowProbe: Boolean = false)
+      afterRowProbe: Boolean = false, aggregated: Boolean = false)
 
   /** A key followed down: its position among the join's keys, and its expression over the current node's output. */
   type Keys = Seq[(Int, Expression)]
@@ -84,12 +85,13 @@ object KeyLineage {
         case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true))
         case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
-          throughJoin(j, ks, (side, c, k) => down(c, k, route.copy(shuffled = false,
+          throughJoin(j, ks, (side, c, k) => down(c, k, route.copy(shuffled = false, aggregated = false,
             apart = route.apart || !j.streamed.contains(side),
             afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe))))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
-            .flatMap(g => into(0, followAliases(g, a.groupingExpressions), route.copy(shuffled = false, apart = true)))
+            .flatMap(g => into(0, followAliases(g, a.groupingExpressions),
+              route.copy(shuffled = false, apart = true, aggregated = true)))
         case w: WindowExec if partitioned(w.partitionSpec) && w.windowExpression.forall(_.deterministic) =>
           byPartition(w.partitionSpec)
         case w: WindowGroupLimitExec if partitioned(w.partitionSpec) => byPartition(w.partitionSpec)
