@@ -23,10 +23,11 @@ sealed trait Decision {
 /**
  * Whether a dynamic filter pays, asked where it is placed ([[PlaceDynamicFilters]], [[SharedExchangeFilters]],
  * [[TrimWholeTableFilters]]) and again as its scan starts ([[DynamicFilterExec]]), from what is known then:
- *  1. what it can save against the wait for its keys ([[leastScanBytes]]): the bytes its scan reads (after
- *     column pruning; once DPP has run, of the files DPP keeps), three times where each row the filter drops
- *     would also go into a shuffle, against what its creation side still reads before its keys are known
- *     (nothing when the scan's stage waits for it anyway, or it has run);
+ *  1. what it can save against the wait for its keys ([[leastScanBytes]]): of each byte its scan reads (after
+ *     column pruning; once DPP has run, of the files DPP keeps), the read where its keys can skip part of the
+ *     scan, and a shuffle's or an aggregate's work where each row goes into one as it is ([[Saving]]), against
+ *     what its creation side still reads before its keys are known and a stage's start (nothing when the
+ *     scan's stage waits for it anyway, or it has run);
  *  2. not a key that is a partition column of the scan while DPP is on (DPP's job) — of a V2 scan, only
  *     when DPP did place a runtime filter on it (else the keys go to the source's own runtime filtering);
  *  3. a creation side that is filtered, or `minSizeRatio` times smaller than the scan, and, once its AQE
@@ -76,20 +77,20 @@ object DynamicFilterBenefit {
     val partitionColumns = FilterPlans.partitionColumns(scan)
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
-    val small = leastScanBytes(target, keys, source, route, probedInStage).declines(name, bytes)
-    if (small.isDefined) small.get
-    else if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
-      Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
-    else smallAfterDpp(target, keys, source, route, facts, probedInStage).orElse {
-      val creationBytes = sizeOf(creation)
-      // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
-      // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
-      if (materialized(creation) && creationBytes > bytes)
-        Decline(s"the creation side ($creationBytes bytes, measured) is larger than $name ($bytes bytes)")
-      else if (!hasSelectiveFilter(creation, target) &&
-          BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
-        Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
-      else Place
+    leastScanBytes(target, keys, source, route, probedInStage).declines(name, bytes).getOrElse {
+      if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
+        Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
+      else smallAfterDpp(target, keys, source, route, facts, probedInStage).orElse {
+        val creationBytes = sizeOf(creation)
+        // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
+        // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
+        if (materialized(creation) && creationBytes > bytes)
+          Decline(s"the creation side ($creationBytes bytes, measured) is larger than $name ($bytes bytes)")
+        else if (!hasSelectiveFilter(creation, target) &&
+            BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
+          Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
+        else Place
+      }
     }
   }
 
