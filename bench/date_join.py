@@ -7,7 +7,7 @@ import os
 
 from plan_reading import plan_note, why_none
 from runs import cell, collect, full_settings, medians, variant_settings, wrong_answers
-from star_tables import _generate, _write, parquet_shape
+from star_tables import generate, parquet_shape, write_parquet
 from common import DATA, ratio
 
 import spark_sieve as sieve
@@ -41,25 +41,26 @@ def date_tables(spark, fact_rows, row_group_mb):
              "store": os.path.join(DATA, f"date_store_{STORES}.parquet"),
              "item": os.path.join(DATA, f"date_item_{ITEMS}.parquet"),
              "fact": os.path.join(DATA, f"date_fact_{fact_rows}_{row_group_mb:g}mb.parquet")}
-    _generate("date dimension", paths["date"], lambda p: _write(
+    generate("date dimension", paths["date"], lambda p: write_parquet(
         spark.range(1).selectExpr(f"{days} AS d").selectExpr(
             "CAST(date_format(d, 'yyyyMMdd') AS INT) AS date_key", "d AS d_date", "year(d) AS d_year",
             "month(d) AS d_moy", "dayofweek(d) AS d_dow").coalesce(1), p))
-    _generate("stores", paths["store"], lambda p: _write(spark.range(STORES).selectExpr(
+    generate("stores", paths["store"], lambda p: write_parquet(spark.range(STORES).selectExpr(
         "CAST(id AS INT) AS store", "element_at(array('east', 'west', 'north', 'south'), "
         "CAST(pmod(hash(id, 5), 4) + 1 AS INT)) AS region").coalesce(1), p))
-    _generate("items", paths["item"], lambda p: _write(spark.range(ITEMS).selectExpr(
+    generate("items", paths["item"], lambda p: write_parquet(spark.range(ITEMS).selectExpr(
         "CAST(id AS INT) AS item", "CAST(pmod(hash(id, 6), 100) AS INT) AS category").coalesce(1), p))
-    # day i of the range gets the rows whose id * days / fact_rows is i: the ids in order are the dates in order
-    n_days = (spark.range(1).selectExpr(f"size(sequence(to_date('{FIRST_YEAR}-01-01'), "
-                                        f"to_date('{FIRST_YEAR + YEARS - 1}-12-31'))) AS n").first()[0])
-    _generate(f"date fact ({fact_rows:,} rows sorted by date key)", paths["fact"], lambda p: _write(
-        spark.range(0, fact_rows, 1, DATE_FILES).selectExpr(
+    def fact(path):
+        # day i of the range gets the rows whose id * days / fact_rows is i: the ids in order are the dates in order
+        n_days = spark.range(1).selectExpr(f"size(sequence(to_date('{FIRST_YEAR}-01-01'), "
+                                           f"to_date('{FIRST_YEAR + YEARS - 1}-12-31'))) AS n").first()[0]
+        write_parquet(spark.range(0, fact_rows, 1, DATE_FILES).selectExpr(
             f"CAST(date_format(date_add(to_date('{FIRST_YEAR}-01-01'), CAST(id * {n_days} DIV {fact_rows} AS INT)), "
             "'yyyyMMdd') AS INT) AS date_key",
             f"CAST(pmod(hash(id, 7), {STORES}) AS INT) AS store",
             f"CAST(pmod(hash(id, 8), {ITEMS}) AS INT) AS item",
-            "CAST(pmod(hash(id, 9), 100000) AS DOUBLE) / 100 AS amount"), p, row_group_mb))
+            "CAST(pmod(hash(id, 9), 100000) AS DOUBLE) / 100 AS amount"), path, row_group_mb)
+    generate(f"date fact ({fact_rows:,} rows sorted by date key)", paths["fact"], fact)
     return paths
 
 

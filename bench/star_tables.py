@@ -17,14 +17,14 @@ def _done(path):
     return os.path.exists(os.path.join(path, "_SUCCESS"))
 
 
-def _write(df, path, row_group_mb=None):
+def write_parquet(df, path, row_group_mb=None):
     writer = df.write.mode("overwrite")
     if row_group_mb:
         writer = writer.option("parquet.block.size", str(int(row_group_mb * 1024 * 1024)))
     writer.parquet(path)
 
 
-def _generate(what, path, make):
+def generate(what, path, make):
     """Writes `path` with make(path) unless it is already there, printing how long that took."""
     if _done(path):
         return
@@ -38,7 +38,7 @@ def star_tables(spark, fact_rows, dim_rows, layouts, row_group_mb):
     """{'dim': path, 'random': path, 'clustered': path} (the clustered layout only when asked for; it is
     the random layout's rows sorted), generating what is missing."""
     paths = {"dim": os.path.join(DATA, f"star_dim_{dim_rows}.parquet")}
-    _generate(f"dim ({dim_rows:,} rows)", paths["dim"], lambda p: _write(
+    generate(f"dim ({dim_rows:,} rows)", paths["dim"], lambda p: write_parquet(
         spark.range(0, dim_rows, 1, 2).selectExpr(
             "CAST(id AS INT) AS k",
             f"CAST(pmod(hash(id, 11), {CATS}) AS INT) AS cat",
@@ -47,7 +47,7 @@ def star_tables(spark, fact_rows, dim_rows, layouts, row_group_mb):
 
     rg = f"{row_group_mb:g}mb"
     paths["random"] = os.path.join(DATA, f"star_fact_{fact_rows}_{dim_rows}_random_{rg}.parquet")
-    _generate(f"fact, random layout ({fact_rows:,} rows)", paths["random"], lambda p: _write(
+    generate(f"fact, random layout ({fact_rows:,} rows)", paths["random"], lambda p: write_parquet(
         spark.range(0, fact_rows, 1, FACT_FILES).selectExpr(
             f"CAST(pmod(hash(id, 1), {dim_rows}) AS INT) AS k",
             "CAST(pmod(hash(id, 2), 100000) AS DOUBLE) / 100 AS amount",
@@ -58,9 +58,9 @@ def star_tables(spark, fact_rows, dim_rows, layouts, row_group_mb):
     if "clustered" in layouts:
         paths["clustered"] = os.path.join(
             DATA, f"star_fact_{fact_rows}_{dim_rows}_clustered{CLUSTERED_FILES}_{rg}.parquet")
-        _generate(f"fact, clustered layout (the random layout's rows sorted by k into {CLUSTERED_FILES} files)",
+        generate(f"fact, clustered layout (the random layout's rows sorted by k into {CLUSTERED_FILES} files)",
                   paths["clustered"],
-                  lambda p: _write(spark.read.parquet(paths["random"])
+                  lambda p: write_parquet(spark.read.parquet(paths["random"])
                                    .repartitionByRange(CLUSTERED_FILES, "k").sortWithinPartitions("k"),
                                    p, row_group_mb))
     return paths
