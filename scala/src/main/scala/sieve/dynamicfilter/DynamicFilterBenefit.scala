@@ -114,17 +114,16 @@ object DynamicFilterBenefit {
     if (route.feeding) Least(0, "")
     else {
       val floor = runTimeLeast(route)
-      val wait = waitBytes(source.creation, probedInStage)
+      val wait = waitBytes(source, probedInStage)
       val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
       if (weighed <= 0) floor
       else {
-        val saving = Saving(target, keys, route)
+        val saving = Saving(target, keys, source, route)
         val weight = if (weighed == BigDecimal(wait.total)) "" else " x waitWeight"
-        val waited = s"the ${wait.total} bytes$weight it would wait for its keys: its creation side reads " +
-          s"${wait.read} bytes before they are known, + stageStartBytes (${wait.start})"
-        if (saving.perByte == 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
+        val waited = s"the ${wait.total} bytes$weight it would wait for its keys: ${wait.describe}"
+        if (saving.perByte <= 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
         else {
-          val least = (weighed / saving.perByte).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+          val least = (weighed / BigDecimal(saving.perByte)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
           if (least <= floor.bytes) floor else Least(least, s"${saving.counted}, less than $waited")
         }
       }
@@ -139,7 +138,8 @@ object DynamicFilterBenefit {
 
   /** What each byte of `target`'s scan that a filter of `keys` drops saves, in reads of it ([[Saving.perByte]]):
    * its read where the keys can skip part of the scan (a single column pushed into it whose sampled footers do
-   * not show its values spread over every row group); where each row would go into a shuffle as it is
+   * not show its values spread over every row group), times the share of its rows in row groups the creation
+   * side's footers rule out when they say ([[CreationKeyRanges]]: TPC-H q8); where each row would go into a shuffle as it is
    * (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
    * of the scan's own keeps an unknown share of the rows; as much where each row would go into an aggregate as
    * it is (its hashing, and the shuffle of its groups) — nothing when a filter of the scan's own comes first:
@@ -147,45 +147,64 @@ object DynamicFilterBenefit {
    * by part, 6M rows, 2.3x faster filtered; q20: the same after the scan's filter on a year of dates keeps
    * 15%, 0.82x: the scan waited 0.45 s to save 0.15 s). A row dropped anywhere else (a join's probe) saves
    * little next to its read. */
-  private final case class Saving(target: SparkPlan, keys: Seq[Expression], route: KeyLineage.Route) {
+  private final case class Saving(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route) {
     private val scan = scanOf(target)
     private val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
     private val ownFilter = filteredOnItsOwn(target)
-    /** Why the keys can skip nothing in the scan, if they cannot. */
-    private lazy val skipsNothing: Option[String] = keys match {
+    /** The share of the scan its keys can skip (by rows), and why not all of it, if not. */
+    private lazy val (read, readWhy): (Double, Option[String]) = keys match {
       case Seq(key: Attribute) =>
-        if (KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf))
-          Some(s"${key.name}'s values are spread over every row group (sampled footers), so its keys would skip none")
-        else None
-      case _ => Some("a key of several columns or an expression is not pushed into the scan")
+        val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
+        if (KeyScanPushdown.keysSpreadOverRowGroups(scan, key, maxFiles, conf))
+          (0.0, Some(s"${key.name}'s values are spread over every row group (sampled footers), so its keys would skip none"))
+        else source.read match {
+          case Seq(creationKey: Attribute) =>
+            CreationKeyRanges.skippableShare(source.creation, creationKey, scan, key, maxFiles, conf) match {
+              case Some(share) if share <= 0 => (0.0, Some("its creation side's footers leave its keys in every " +
+                s"row group of ${key.name} (sampled), so they would skip none"))
+              case Some(share) if share < 1 => (share, Some(f"its creation side's footers leave its keys in the row " +
+                f"groups of ${(1 - share) * 100}%.0f%% of its rows"))
+              case _ => (1.0, None)
+            }
+          case _ => (1.0, None)
+        }
+      case _ => (0.0, Some("a key of several columns or an expression is not pushed into the scan"))
     }
     private def shuffled: Int =
       if (beforeShuffle) { if (ownFilter) 1 else ShuffledRowCost - 1 }
       else if (route.aggregated && !ownFilter) ShuffledRowCost - 1
       else 0
-    def perByte: Int = (if (skipsNothing.isEmpty) 1 else 0) + shuffled
-    def why: String = skipsNothing.get + " and no row it drops would go into a shuffle or an aggregate as it is" +
+    def perByte: Double = read + shuffled
+    def why: String = readWhy.get + " and no row it drops would go into a shuffle or an aggregate as it is" +
       (if (route.aggregated) " (a filter of the scan's own comes first)" else "")
     def counted: String =
-      if (perByte == 1 && shuffled == 0) ""
-      else Seq(if (skipsNothing.isEmpty) Some("its read") else skipsNothing.map(w => s"not its read: $w"),
+      if (read == 1 && shuffled == 0) ""
+      else Seq(if (read == 1) Some("its read") else if (read > 0) readWhy.map(w => f"x$read%.2f for its read: $w")
+        else readWhy.map(w => s"not its read: $w"),
         if (shuffled == 0) None
         else if (!beforeShuffle) Some("x2 for the aggregate each row it drops would go into")
         else if (ownFilter) Some("once for the shuffle its rows go into, as its own filter decides how many")
         else Some("x2 for the shuffle each row it drops would go into"))
-        .flatten.mkString(s" (x$perByte: ", "; ", ")")
+        .flatten.mkString(s" (x${if (perByte.isWhole) f"$perByte%.0f" else f"$perByte%.2f"}: ", "; ", ")")
   }
 
   /** What a scan waits for a creation side: `read`, the bytes its scans still read before its keys are known,
-   * and `start`, its stage's start (`stageStartBytes`); nothing when the scan's stage waits for it anyway
-   * (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage) or it has run. */
-  final case class Wait(read: BigInt, start: Long) {
-    def total: BigInt = read + start
+   * and `start`, its stage's start (`stageStartBytes`) — nothing when the scan's stage waits for it anyway
+   * (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage) or it has run —
+   * and `collect`, the bytes of a completed shuffle stage that a job reads for its keys (TPC-H q8: orders'
+   * 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
+  final case class Wait(read: BigInt, start: Long, collect: BigInt = 0) {
+    def total: BigInt = read + start + collect
+    def describe: String =
+      if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage"
+      else s"its creation side reads $read bytes before they are known, + stageStartBytes ($start)"
   }
 
-  def waitBytes(creation: SparkPlan, probedInStage: Boolean): Wait =
-    if (probedInStage || materialized(creation)) Wait(0, 0)
-    else Wait(toRead(creation), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
+  def waitBytes(source: KeyCollector.Source, probedInStage: Boolean): Wait =
+    if (probedInStage) Wait(0, 0)
+    else if (materialized(source.creation)) Wait(0, 0, if (source.broadcast) 0 else sizeOf(source.creation))
+    else Wait(toRead(source.creation), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
 
   /** The bytes the scans in `plan` read that AQE has not read already (a stage that has run: none). */
   private def toRead(plan: SparkPlan): BigInt = plan match {

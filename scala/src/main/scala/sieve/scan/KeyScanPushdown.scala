@@ -250,6 +250,11 @@ object KeyScanPushdown {
    * read once: the footer pruning that follows reuses them) — over more than `maxFiles` files, a sample's
    * ([[KeyPrunedFileIndex.footerSample]]) — or None when the footers do not give them. */
   def rowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    rowGroupsByFile(plan, key, maxFiles, conf).map(_.values.flatten.toSeq)
+
+  /** [[rowGroups]] of each file, by its path (each file's in its footer's order). */
+  def rowGroupsByFile(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf)
+      : Option[Map[String, Array[KeyPrunedFileIndex.RowGroup]]] =
     scanBelow(plan, key).flatMap { scan =>
       val column = scan.output.find(_.exprId == key.exprId).get
       if (!footersUsable(scan, column, maxFiles, conf)) None
@@ -258,7 +263,7 @@ object KeyScanPushdown {
         if (files.isEmpty) None
         else {
           val stats = KeyPrunedFileIndex.readAll(files, column.name, conf.caseSensitiveAnalysis, hadoopConf(scan))
-          if (stats.size < files.size) None else Some(stats.values.flatten.toSeq)
+          if (stats.size < files.size) None else Some(stats)
         }
       }
     }
@@ -292,8 +297,13 @@ object KeyScanPushdown {
    * more than the answer saves) and, with `whole`, only when every footer is read (no sample). */
   def plannedRowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf,
       whole: Boolean = false): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    plannedRowGroupsByFile(plan, key, maxFiles, conf, whole).map(_.values.flatten.toSeq)
+
+  /** [[plannedRowGroups]] of each file, by its path. */
+  def plannedRowGroupsByFile(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf,
+      whole: Boolean = false): Option[Map[String, Array[KeyPrunedFileIndex.RowGroup]]] =
     scanBelow(plan, key).filter(s => s.relation.location.isInstanceOf[PartitioningAwareFileIndex] &&
-      (!whole || listed(s).size <= maxFiles)).flatMap(_ => rowGroups(plan, key, maxFiles, conf))
+      (!whole || listed(s).size <= maxFiles)).flatMap(_ => rowGroupsByFile(plan, key, maxFiles, conf))
 
   /** A plain Parquet scan of an integral or date data column, whose footers may be read: not a Delta table's,
    * whose files may name its columns otherwise (column mapping: an older column may hold the name there). */

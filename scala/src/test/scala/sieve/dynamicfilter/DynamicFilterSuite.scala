@@ -37,6 +37,10 @@ class DynamicFilterSuite extends SieveSessionSuite {
       .write.parquet(s"$dir/pairs")
     // a small table of 20 keys spread over fact's [0, 2000)
     spark.range(20).selectExpr("CAST(id * 100 AS INT) AS k").write.parquet(s"$dir/dim_few")
+    // a creation side sorted by its key k in small row groups (ten rows a key): r has nothing to do with k,
+    // g = k DIV 200 follows it
+    spark.range(20000).selectExpr("CAST(id DIV 10 AS INT) AS k", "CAST(pmod(hash(id), 100) AS INT) AS r",
+      "CAST(id DIV 2000 AS INT) AS g").coalesce(1).write.option("parquet.block.size", 16384).parquet(s"$dir/dim_sorted")
     // and as ORC (row index stride 10,000 rows: 4 row groups, sorted by k)
     spark.read.parquet(s"$dir/fact").coalesce(1).write.orc(s"$dir/fact_orc")
   }
@@ -50,6 +54,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.parquet(s"$dir/fact_constant").createOrReplaceTempView("fact_constant")
     s.read.parquet(s"$dir/dim_few").createOrReplaceTempView("dim_few")
     s.read.parquet(s"$dir/pairs").createOrReplaceTempView("pairs")
+    s.read.parquet(s"$dir/dim_sorted").createOrReplaceTempView("dim_sorted")
   }
 
   private def sql(text: String): SparkSession => DataFrame = { s => views(s); s.sql(text) }
@@ -262,6 +267,33 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
     withDynamicFilters("spark.sieve.enabled" -> "false") {
       assert(filters(checkAnswerAgainstVanilla(sql(starJoin))).isEmpty)
+    }
+  }
+
+  test("the creation side's footers say where its keys can lie: a filter whose keys lie in every row group of the scan saves no read") {
+    // a sort-merge join, its shuffle not counted (beforeShuffle=false): what a filter saves is the fact's read
+    // its keys can skip; the wait weighed little, so any saving pays
+    withConf("spark.sql.adaptive.enabled" -> "false", "spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sieve.dynamicFilter.beforeShuffle" -> "false", "spark.sieve.dynamicFilter.waitWeight" -> "0.01") {
+      val path = new org.apache.hadoop.fs.Path(s"$dir/dim_sorted")
+      val files = path.getFileSystem(spark.sessionState.newHadoopConf()).listStatus(path).toSeq
+        .filter(_.getPath.getName.endsWith(".parquet"))
+      assert(KeyPrunedFileIndex.readAll(files, "k", caseSensitive = false, spark.sessionState.newHadoopConf())
+        .values.map(_.length).sum >= 4, "dim_sorted is not in several row groups")
+      // r = 3 is in every row group of dim_sorted: its keys can be anywhere in [0, 2000)
+      val spread = checkAnswerAgainstVanilla(sql("SELECT f.k, f.v FROM fact f JOIN dim_sorted d ON f.k = d.k WHERE d.r = 3"))
+      assert(filters(spread).isEmpty, spread.queryExecution.executedPlan)
+      val text = DynamicFilterExplain(spread.queryExecution.executedPlan).mkString("\n")
+      assert(text.contains("its creation side's footers leave its keys in every row group of k (sampled), so they " +
+        "would skip none and no row it drops would go into a shuffle or an aggregate as it is, so nothing it saves " +
+        "outweighs"), text)
+      // g = 3 is in the row groups of keys [600, 800) only: placed, and it skips the fact's other row groups
+      val narrow = checkAnswerAgainstVanilla(sql("SELECT f.k, f.v FROM fact f JOIN dim_sorted d ON f.k = d.k WHERE d.g = 3"))
+      val Seq(f) = filters(narrow)
+      assert(metric(f, "rowGroupsSkipped") > 0, narrow.queryExecution.executedPlan)
+      // a filter the footers cannot say anything of (dim: one row group) counts its whole read, as before
+      assert(filters(checkAnswerAgainstVanilla(sql("SELECT f.k, f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7")))
+        .size === 1)
     }
   }
 

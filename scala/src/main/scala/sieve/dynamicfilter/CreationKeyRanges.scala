@@ -1,0 +1,106 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.internal.SQLConf
+
+import sieve.keyset.KeyRanges
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
+import sieve.scan.KeyPrunedFileIndex.RowGroup
+
+/**
+ * Where a creation side's keys can lie, known from Parquet footers before anything runs: the key column's
+ * range in each row group of the creation side's scan that the scan's own filters can keep (comparisons of
+ * an integral or date column with literals, against that column's statistics in the same row group). A
+ * filter of keys that lie all over the target scan's key range skips none of its row groups, however the
+ * target is sorted: TPC-H q8's two years of orders, a table sorted by its key and filtered by a date that
+ * has nothing to do with it, hold keys in every row group of lineitem (sorted by the same key): its filter
+ * waited for them and skipped nothing (0.74x vanilla).
+ */
+object CreationKeyRanges extends PredicateHelper {
+
+  /** The share of the rows of `target`'s scan (its sampled footers on `targetKey`) in row groups that hold no
+   * value the creation side's keys can take, or None when the footers cannot say: a creation side that is not
+   * a Parquet scan (and its filters, projections) read whole within `maxFiles` files, or one of whose kept
+   * row groups spans half of the target's key range or more (a dimension in one row group: its filter keeps
+   * it whatever it holds, and says nothing of where its keys lie). */
+  def skippableShare(creation: SparkPlan, creationKey: Attribute, target: SparkPlan, targetKey: Attribute,
+      maxFiles: Long, conf: SQLConf): Option[Double] =
+    for {
+      targetGroups <- KeyScanPushdown.plannedRowGroups(target, targetKey,
+        math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
+      held = targetGroups.filter(_.hasValues) if held.nonEmpty
+      (computed, key) <- FilterPlans.exchanged(creation, creationKey)
+      kept <- keptKeyGroups(computed, key, maxFiles, conf)
+      whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
+      if kept.forall(g => g.max.toDouble - g.min + 1 < whole / 2)
+    } yield {
+      val ranges = merged(kept)
+      val rows = targetGroups.map(_.rows).sum.toDouble
+      if (rows <= 0) 0.0
+      else targetGroups.filterNot(g => g.hasValues && ranges.overlaps(g.min, g.max)).map(_.rows).sum / rows
+    }
+
+  /** The key column's row groups of the scan below `plan` (read whole) that hold a key (not all NULL) and that
+   * every comparison of the scan's filters can keep; None when a footer does not say, or a filter is not such a
+   * comparison (nor a NULL check): a filter not understood may keep keys of a few row groups only. */
+  private def keptKeyGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[RowGroup]] =
+    for {
+      scan <- KeyScanPushdown.scanBelow(plan, key)
+      conjuncts = scan.dataFilters.flatMap(splitConjunctivePredicates).filterNot(_.isInstanceOf[IsNotNull])
+      comparisons <- sequence(conjuncts.map(comparison))
+      keyGroups <- KeyScanPushdown.plannedRowGroupsByFile(plan, key, maxFiles, conf, whole = true)
+      // each compared column's row groups by file, and whether a row group's statistics pass its comparisons
+      tests <- sequence(comparisons.groupBy(_._1.exprId).values.toSeq.map { cs =>
+        KeyScanPushdown.plannedRowGroupsByFile(plan, cs.head._1, maxFiles, conf, whole = true)
+          .map(groups => (groups, (g: RowGroup) => cs.forall(_._2(g))))
+      })
+    } yield keyGroups.toSeq.flatMap { case (file, groups) =>
+      groups.indices.filter { i =>
+        groups(i).hasValues && tests.forall { case (byFile, keeps) =>
+          byFile.get(file).forall(g => g.length != groups.length || keeps(g(i)))
+        }
+      }.map(groups)
+    }
+
+  private def sequence[T](options: Seq[Option[T]]): Option[Seq[T]] =
+    if (options.forall(_.isDefined)) Some(options.flatten) else None
+
+  /** A comparison of an integral or date column with a literal: the column, and whether a row group whose
+   * statistics on it are `g` may hold a row that passes (one of all NULLs holds none). */
+  private def comparison(e: Expression): Option[(Attribute, RowGroup => Boolean)] = {
+    def value(l: Literal): Option[Long] = l.value match {
+      case i: java.lang.Integer => Some(i.longValue)
+      case l: java.lang.Long => Some(l.longValue)
+      case s: java.lang.Short => Some(s.longValue)
+      case b: java.lang.Byte => Some(b.longValue)
+      case _ => None
+    }
+    def column(a: Attribute, l: Literal) = KeyPrunedFileIndex.supports(a.dataType) && a.dataType == l.dataType
+    def test(a: Attribute, keeps: RowGroup => Boolean) = Some((a, (g: RowGroup) => g.hasValues && keeps(g)))
+    e match {
+      case EqualTo(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, g => g.min <= v && v <= g.max))
+      case EqualTo(l: Literal, a: Attribute) if column(a, l) => comparison(EqualTo(a, l))
+      case GreaterThan(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.max > v))
+      case GreaterThanOrEqual(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.max >= v))
+      case LessThan(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.min < v))
+      case LessThanOrEqual(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.min <= v))
+      case GreaterThan(l: Literal, a: Attribute) => comparison(LessThan(a, l))
+      case GreaterThanOrEqual(l: Literal, a: Attribute) => comparison(LessThanOrEqual(a, l))
+      case LessThan(l: Literal, a: Attribute) => comparison(GreaterThan(a, l))
+      case LessThanOrEqual(l: Literal, a: Attribute) => comparison(GreaterThanOrEqual(a, l))
+      case _ => None
+    }
+  }
+
+  /** The groups' [min, max] ranges, sorted and merged where they meet. */
+  private def merged(groups: Seq[RowGroup]): KeyRanges = {
+    val sorted = groups.map(g => (g.min, g.max)).sortBy(_._1)
+    val out = scala.collection.mutable.ArrayBuffer.empty[(Long, Long)]
+    sorted.foreach { case (lo, hi) =>
+      if (out.nonEmpty && lo <= out.last._2) out(out.size - 1) = (out.last._1, math.max(out.last._2, hi))
+      else out += ((lo, hi))
+    }
+    KeyRanges(out.toArray)
+  }
+}
