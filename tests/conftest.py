@@ -1,6 +1,7 @@
 """Fixtures shared by every test module. Tests import the *installed* spark_sieve (dev/test builds and
 installs the wheel first); the source tree under python/ is never on sys.path."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -157,12 +158,19 @@ def _print_jvm_threads(nodeid):
 
 
 def _local_connect_session(builder):
+    # An earlier module's Connect session, stopped and left in a reference cycle, is finalized here, in this
+    # thread: collected by chance in a thread of PySpark 3.5's pool of release calls, its __del__ closes its
+    # client, which joins that pool from inside it while holding the lock every later query takes — a
+    # deadlock (SPARK-55362; PySpark 4.3's client no longer waits there), seen as a hang of test_connect_bulk_filter after test_connect.
+    gc.collect()
     session = sieve.configure(_test_settings(builder)).getOrCreate()
     assert sieve._connect.is_connect(session), type(session)
     try:
         yield session
     finally:
         sieve._connect.stop_local(session)
+        del session
+        gc.collect()
 
 
 @pytest.fixture(scope="module")

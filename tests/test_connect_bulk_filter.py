@@ -20,12 +20,6 @@ from test_bulk_filter_sql import (  # noqa: F401
 )
 
 import spark_sieve as sieve
-from spark_line import LINE
-
-# Not on Spark 3.5 until its hang is understood: twice in about six whole-suite runs there, a test of this module
-# (after test_connect.py's module, in the same process) waited for ever on the local Connect server, whose Spark
-# context had been replaced mid-module by one without a server. tests/test_connect.py still runs Connect on 3.5.
-pytestmark = pytest.mark.skipif(LINE < (4, 0), reason="hangs intermittently on Spark 3.5's local Connect server")
 
 
 @pytest.fixture(scope="module")

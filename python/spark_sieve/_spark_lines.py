@@ -66,11 +66,18 @@ FORMAT_LINE = max((line for line in TABLE_FORMATS if len(TABLE_FORMATS[line]) ==
                   key=lambda line: tuple(int(p) for p in line.split(".")))
 
 
+# Spark Connect on the lines whose server is a jar apart (CONNECT_SERVER: 3.5, whose client and server differ
+# most from 4.x's), beside EVERY_LINE_TESTS: the plugin, the error mapping, and test_bulk_filter's semantics on
+# a Connect DataFrame.
+CONNECT_LINE_TESTS = ("tests/test_connect.py", "tests/test_connect_bulk_filter.py")
+
+
 def ci_tests(line: str) -> tuple[str, ...]:
     """The pytest arguments CI gives on ``line``: empty for every module."""
     if line == NEWEST:
         return ()
-    return EVERY_LINE_TESTS + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
+    return (EVERY_LINE_TESTS + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
+            + (CONNECT_LINE_TESTS if line in CONNECT_SERVER else ()))
 
 
 def tested(line: str) -> str:

@@ -21,17 +21,17 @@ object CreationKeyRanges extends PredicateHelper {
 
   /** The share of the rows of `target`'s scan (its sampled footers on `targetKey`) in row groups that hold no
    * value the creation side's keys can take, or None when the footers cannot say: a creation side that is not
-   * a Parquet scan (and its filters, projections) read whole within `maxFiles` files, or one of whose kept
-   * row groups spans half of the target's key range or more (a dimension in one row group: its filter keeps
-   * it whatever it holds, and says nothing of where its keys lie). */
+   * a Parquet scan (and its filters, projections), or one of whose kept row groups spans half of the target's
+   * key range or more (a dimension in one row group: its filter keeps it whatever it holds, and says nothing of
+   * where its keys lie). Each side's footers are those of a sample of its files beyond `SampleFiles` (32): the
+   * creation side's other files can only add ranges, so a share of 0 holds for them too. */
   def skippableShare(creation: SparkPlan, creationKey: Attribute, target: SparkPlan, targetKey: Attribute,
       maxFiles: Long, conf: SQLConf): Option[Double] =
     for {
-      targetGroups <- KeyScanPushdown.plannedRowGroups(target, targetKey,
-        math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
+      targetGroups <- KeyScanPushdown.plannedRowGroups(target, targetKey, sampled(maxFiles), conf)
       held = targetGroups.filter(_.hasValues) if held.nonEmpty
       (computed, key) <- FilterPlans.exchanged(creation, creationKey)
-      kept <- keptKeyGroups(computed, key, maxFiles, conf)
+      kept <- keptKeyGroups(computed, key, sampled(maxFiles), conf)
       whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
       if kept.forall(g => g.max.toDouble - g.min + 1 < whole / 2)
     } yield {
@@ -41,7 +41,9 @@ object CreationKeyRanges extends PredicateHelper {
       else targetGroups.filterNot(g => g.hasValues && ranges.overlaps(g.min, g.max)).map(_.rows).sum / rows
     }
 
-  /** The key column's row groups of the scan below `plan` (read whole) that hold a key (not all NULL) and that
+  private def sampled(maxFiles: Long): Long = math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong)
+
+  /** The key column's row groups of the scan below `plan` (its footers, or a sample's) that hold a key (not all NULL) and that
    * every comparison of the scan's filters can keep; None when a footer does not say, or a filter is not such a
    * comparison (nor a NULL check): a filter not understood may keep keys of a few row groups only. */
   private def keptKeyGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[RowGroup]] =
@@ -49,10 +51,10 @@ object CreationKeyRanges extends PredicateHelper {
       scan <- KeyScanPushdown.scanBelow(plan, key)
       conjuncts = scan.dataFilters.flatMap(splitConjunctivePredicates).filterNot(_.isInstanceOf[IsNotNull])
       comparisons <- sequence(conjuncts.map(comparison))
-      keyGroups <- KeyScanPushdown.plannedRowGroupsByFile(plan, key, maxFiles, conf, whole = true)
+      keyGroups <- KeyScanPushdown.plannedRowGroupsByFile(plan, key, maxFiles, conf)
       // each compared column's row groups by file, and whether a row group's statistics pass its comparisons
       tests <- sequence(comparisons.groupBy(_._1.exprId).values.toSeq.map { cs =>
-        KeyScanPushdown.plannedRowGroupsByFile(plan, cs.head._1, maxFiles, conf, whole = true)
+        KeyScanPushdown.plannedRowGroupsByFile(plan, cs.head._1, maxFiles, conf)
           .map(groups => (groups, (g: RowGroup) => cs.forall(_._2(g))))
       })
     } yield keyGroups.toSeq.flatMap { case (file, groups) =>
