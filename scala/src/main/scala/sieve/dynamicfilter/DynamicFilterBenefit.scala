@@ -139,8 +139,8 @@ object DynamicFilterBenefit {
   /** What each byte of `target`'s scan that a filter of `keys` drops saves, in reads of it ([[Saving.perByte]]):
    * its read where the keys can skip part of the scan (a single column pushed into it whose sampled footers do
    * not show its values spread over every row group), times the share of its rows in row groups the creation
-   * side's footers rule out when they say ([[CreationKeyRanges]]: TPC-H q8); where each row would go into a shuffle as it is
-   * (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
+   * side's footers rule out when they say ([[CreationKeyRanges]]: TPC-H q8); where each row would go into a
+   * shuffle as it is (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
    * of the scan's own keeps an unknown share of the rows; as much where each row would go into an aggregate as
    * it is (its hashing, and the shuffle of its groups) — nothing when a filter of the scan's own comes first:
    * it may keep few of them, and the rest cost the aggregate less than a shuffle (TPC-H q17: lineitem grouped
