@@ -35,7 +35,7 @@ object CreationKeyRanges extends PredicateHelper {
       whole = held.map(_.max).max.toDouble - held.map(_.min).min + 1
       if kept.forall(g => g.max.toDouble - g.min + 1 < whole / 2)
     } yield {
-      val ranges = merged(kept)
+      val ranges = KeyRanges.union(kept.map(g => (g.min, g.max)))
       val rows = targetGroups.map(_.rows).sum.toDouble
       if (rows <= 0) 0.0
       else targetGroups.filterNot(g => g.hasValues && ranges.overlaps(g.min, g.max)).map(_.rows).sum / rows
@@ -43,8 +43,8 @@ object CreationKeyRanges extends PredicateHelper {
 
   private def sampled(maxFiles: Long): Long = math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong)
 
-  /** The key column's row groups of the scan below `plan` (its footers, or a sample's) that hold a key (not all NULL) and that
-   * every comparison of the scan's filters can keep; None when a footer does not say, or a filter is not such a
+  /** The key column's row groups of the scan below `plan` (its footers, or a sample's) that hold a key (not all
+   * NULL) and that every comparison of the scan's filters can keep; None when a footer does not say, or a filter is not such a
    * comparison (nor a NULL check): a filter not understood may keep keys of a few row groups only. */
   private def keptKeyGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[RowGroup]] =
     for {
@@ -93,16 +93,5 @@ object CreationKeyRanges extends PredicateHelper {
       case LessThanOrEqual(l: Literal, a: Attribute) => comparison(GreaterThanOrEqual(a, l))
       case _ => None
     }
-  }
-
-  /** The groups' [min, max] ranges, sorted and merged where they meet. */
-  private def merged(groups: Seq[RowGroup]): KeyRanges = {
-    val sorted = groups.map(g => (g.min, g.max)).sortBy(_._1)
-    val out = scala.collection.mutable.ArrayBuffer.empty[(Long, Long)]
-    sorted.foreach { case (lo, hi) =>
-      if (out.nonEmpty && lo <= out.last._2) out(out.size - 1) = (out.last._1, math.max(out.last._2, hi))
-      else out += ((lo, hi))
-    }
-    KeyRanges(out.toArray)
   }
 }

@@ -28,6 +28,16 @@ final case class KeyRanges(bounds: Array[(Long, Long)]) {
 object KeyRanges {
   def single(lo: Long, hi: Long): KeyRanges = KeyRanges(Array((lo, hi)))
 
+  /** The union of closed intervals, in any order: sorted, those that meet merged. */
+  def union(intervals: Seq[(Long, Long)]): KeyRanges = {
+    val out = scala.collection.mutable.ArrayBuffer.empty[(Long, Long)]
+    intervals.sortBy(_._1).foreach { case (lo, hi) =>
+      if (out.nonEmpty && lo <= out.last._2) out(out.size - 1) = (out.last._1, math.max(out.last._2, hi))
+      else out += ((lo, hi))
+    }
+    KeyRanges(out.toArray)
+  }
+
   def cover(keys: Array[Long], limit: Int): KeyRanges = {
     val sorted = keys.clone()
     java.util.Arrays.sort(sorted)
