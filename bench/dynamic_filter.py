@@ -59,8 +59,8 @@ dimension, alone and with two more dimensions, Spark's default joins (bench/date
 leaves out the star join. Suites: each query's time under the chosen variants (join mode: Spark's defaults;
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
-ROUNDS more rounds when it then looks >10% slower, three times as many when its medians are short); the
-ratios, the totals (all, and the queries with a filter), which queries got one and which ran >10% slower (by
+ROUNDS more rounds when it then looks below 0.95x vanilla, three times as many when its medians are short); the
+ratios, the totals (all, and the queries with a filter), which queries got one, which ran below 0.95x, which >10% slower (by
 whether the sieve plan is vanilla's, ids aside), and why the sieve plans' other joins got none (spark_sieve.explain's
 reasons, counted by kind); with vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local
 mode; read from /proc).
@@ -268,7 +268,7 @@ def main(argv=None):
                         "seconds in every variant (short queries vary most between runs)")
     p.add_argument("--short-under", type=float, default=3.0)
     p.add_argument("--recheck", type=int, default=0, metavar="ROUNDS",
-                   help="suites: a query more than 10%% slower than vanilla after its runs gets ROUNDS more "
+                   help="suites: a query below 0.95x vanilla after its runs gets ROUNDS more "
                         "interleaved rounds (3 x ROUNDS when its medians are under --short-under seconds), and is judged "
                         "on the median of all its runs (both figures listed)")
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")

@@ -71,13 +71,20 @@ def _suite(name, sf, spark, partitioned=False, table_format=None, date_sorted=Fa
     return (title, texts, skipped), None
 
 
+# a query more than 10% slower is listed as slower; one below 0.95x vanilla (the bar set for a suite: no query below it)
+# gets the --recheck rounds before it is judged, and is listed too
+SLOWER = 0.9
+RECHECK_BELOW = 0.95
+
+
 def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, table_format=None,
                 date_sorted=False):
     """Every query of the suite under each variant, interleaved: once (after a warm-up round: the
     first run compiles the generated code, which Spark then caches), and --runs times when a spark-sieve
     plan of it holds a dynamic filter (the queries whose plan it changes; the first run counts as one), or
-    --short-runs times when that query is short, and --recheck more rounds when it looks >10% slower (a
-    sitting's few runs swing by more). Lists the queries more than 10% slower than vanilla."""
+    --short-runs times when that query is short, and --recheck more rounds when it looks slower than
+    RECHECK_BELOW x vanilla (a sitting's few runs swing by more). Lists the queries below RECHECK_BELOW x
+    and those more than 10% slower than vanilla."""
     print(f"\n## {name.upper()} at scale factor {sf:g} (join mode: Spark's defaults; queries whose sieve plan "
           f"changes: median of {args.runs} interleaved runs, {args.short_runs} under {args.short_under:g}s, "
           f"the others 1, after a warm-up round; limit "
@@ -108,6 +115,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
     changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
     # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (another plan without one), "none"
     slower = {"filter": [], "plan": [], "none": []}
+    below = []  # vanilla/sieve < RECHECK_BELOW
     same_as_vanilla = []  # the queries whose sieve plan is vanilla's, ids aside
     other_plan = []  # the queries whose sieve plan is not vanilla's and holds neither a filter nor a wait
     why = {}  # kind of reason -> joins of the sieve plans that got no filter (why_none)
@@ -144,9 +152,9 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         def short(t):  # by the medians `t`: short queries vary most between runs and cost least
             return all(x is not None and x < args.short_under for x in t.values())
 
-        def sieve_slower(t):  # a query cut at the limit (None) is not compared
+        def sieve_slower(t, below=SLOWER):  # a query cut at the limit (None) is not compared
             return "vanilla" in variants and "sieve" in variants and t["vanilla"] and t["sieve"] \
-                and t["vanilla"] / t["sieve"] < 0.9
+                and t["vanilla"] / t["sieve"] < below
 
         runs = 1
         if changed and args.runs > 1 and not errors:
@@ -155,8 +163,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             all_times, errors = more_runs(runs - 1)
         times = median_of(all_times)
         first_look = ""
-        if args.recheck and not errors and sieve_slower(times):
-            # a query that looks >10% slower gets more rounds before it is called slower: a sitting's 3 runs
+        if args.recheck and not errors and sieve_slower(times, RECHECK_BELOW):
+            # a query that looks slower gets more rounds before it is called slower: a sitting's 3 runs
             # of a 40 s query swing by more than that (the first figure is kept in the list)
             # (a short query three times as many — TPC-DS q12 partitioned, one plan for both, 0.85x in 3 runs,
             # its 9 runs of vanilla 0.87-1.98 s)
@@ -175,6 +183,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             same_as_vanilla.append(name_q)
         elif "vanilla" in plans and "sieve" in plans and not changes("sieve"):
             other_plan.append(name_q)
+        if sieve_slower(times, RECHECK_BELOW):
+            below.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
         if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)
             what = "filter" if dfs["sieve"][0] else "none" if same else "plan"
             slower[what].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
@@ -223,7 +233,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         print("\nequi-joins of the sieve plans without a filter, by spark_sieve.explain's reason:\n"
               + "\n".join(f"- {n}: {kind}" for kind, n in sorted(why.items(), key=lambda kv: -kv[1])))
     if rechecked:
-        print(f"\n{args.recheck} more rounds for the queries that looked >10% slower (vanilla/sieve): "
+        print(f"\n{args.recheck} more rounds for the queries that looked below {RECHECK_BELOW}x vanilla (vanilla/sieve): "
               f"{'; '.join(rechecked)}")
     if "vanilla" in variants and "sieve" in variants:
         print(f"\nqueries whose sieve plan is vanilla's, ids aside: {len(same_as_vanilla)} of {run_count}; "
@@ -232,6 +242,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
               f"another plan without a filter (a wait for DPP's keys, a filter planned then dropped): "
               f"{', '.join(slower['plan']) or 'none'}; vanilla's own plan (ids aside: run-to-run noise or "
               f"planning time): {', '.join(slower['none']) or 'none'}")
+        print(f"\nbelow {RECHECK_BELOW}x vanilla: {', '.join(below) or 'none'}")
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
     return len(failed)
