@@ -6,7 +6,8 @@ import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec
 import sieve.plan.PlanMemo
 
 /**
- * Keeps each dynamic filter reading its keys from the very exchange its join reads. A filter is wired to
+ * Keeps each dynamic filter reading its keys from the very exchange its join reads (or the very side, for keys
+ * computed from it: [[ComputedKeys]]). A filter is wired to
  * its join's creation-side exchange when that join is placed; a join placed later (higher up) may then
  * put a filter inside that exchange (its keys reach a scan below it), and the join's side changes while
  * the first filter still holds the old copy: two plans, computed twice, the first filter's keys from the
@@ -38,7 +39,7 @@ object CreationRewire {
     while (changed && round < MaxRounds) {
       // by output attributes too: a CTE used twice gives canonically equal sides with other attributes,
       // which the filter's keys do not bind to
-      val sides = current.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange }.flatten
+      val sides = current.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange ++ computed(j) }.flatten
         .map(e => (unfiltered(e), e.output.map(_.exprId)) -> e).toMap
       changed = false
       current = current.transformUp {
@@ -52,4 +53,11 @@ object CreationRewire {
     }
     if (changed) None else Some(current)
   }
+
+  /** A shuffled join's sides without an exchange of their own, as a creation side computed from them is wired
+   * ([[ComputedKeys]]). */
+  private def computed(j: EquiJoin): Seq[SparkPlan] =
+    if (j.broadcast) Nil
+    else Seq(j.left -> j.leftExchange, j.right -> j.rightExchange).collect { case (side, None) => side }
+      .flatMap(ComputedKeys.of)
 }

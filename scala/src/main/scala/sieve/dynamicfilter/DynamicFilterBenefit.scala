@@ -114,7 +114,7 @@ object DynamicFilterBenefit {
     if (route.feeding) Least(0, "")
     else {
       val floor = runTimeLeast(route)
-      val wait = waitBytes(source, probedInStage)
+      val wait = waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
       val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
       if (weighed <= 0) floor
       else {
@@ -204,20 +204,49 @@ object DynamicFilterBenefit {
   /** What a scan waits for a creation side: `read`, the bytes its scans still read before its keys are known,
    * and `start`, its stage's start (`stageStartBytes`) — nothing when the scan's stage waits for it anyway
    * (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage) or it has run —
-   * and `collect`, the bytes of a completed shuffle stage that a job reads for its keys (TPC-H q8: orders'
+   * and `collect`, the bytes of completed shuffle stages that a job reads for its keys (TPC-H q8: orders'
    * 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
   final case class Wait(read: BigInt, start: Long, collect: BigInt = 0) {
     def total: BigInt = read + start + collect
     def collectOnly: Boolean = collect > 0 && read == 0 && start == 0
     def describe: String =
-      if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage"
+      if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage(s)"
       else s"its creation side reads $read bytes before they are known, + stageStartBytes ($start)"
   }
 
-  def waitBytes(source: KeyCollector.Source, probedInStage: Boolean): Wait =
-    if (probedInStage) Wait(0, 0)
-    else if (materialized(source.creation)) Wait(0, 0, if (source.broadcast) 0 else sizeOf(source.creation))
-    else Wait(toRead(source.creation), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
+  /** `perRow`: the bytes the target's scan reads per row, when its footers say. */
+  def waitBytes(source: KeyCollector.Source, probedInStage: Boolean, perRow: => Option[Double]): Wait =
+    source.creation match {
+      case _ if probedInStage => Wait(0, 0)
+      case c if materialized(c) => Wait(0, 0, if (source.broadcast) 0 else sizeOf(c))
+      // keys computed from shuffle stages that have run ([[ComputedKeys]]): a job aggregates their rows again,
+      // about what a scan pays for as many rows (a shuffle's bytes are not a Parquet scan's: TPC-H q18, orders'
+      // 1.5M partial sums are 72 MB of shuffle, orders' scan 16 MB for as many rows)
+      case ComputedKeys(c) if ComputedKeys.shuffles(c).forall(materialized) =>
+        val stages = ComputedKeys.shuffles(c)
+        val rows = stages.map(rowsOf)
+        Wait(0, 0, perRow.filter(_ => rows.forall(_.isDefined))
+          .map(b => BigDecimal(rows.flatten.sum) * b).map(_.toBigInt).getOrElse(stages.map(sizeOf).sum))
+      case c => Wait(toRead(c), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
+    }
+
+  private def rowsOf(stage: SparkPlan): Option[BigInt] = stage match {
+    case s: QueryStageExec => s.getRuntimeStatistics.rowCount
+    case r: ReusedExchangeExec => rowsOf(r.child)
+    case _ => None
+  }
+
+  /** The bytes `target`'s scan reads ([[scanBytes]]) per row of it, by its footers on the filter's key. */
+  private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {
+    case Seq(key: Attribute) =>
+      val scan = scanOf(target)
+      val maxFiles = math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong)
+      for {
+        groups <- KeyScanPushdown.plannedRowGroups(scan, key, maxFiles, conf)
+        rows <- KeyScanPushdown.scanRows(scan, groups, maxFiles) if rows > 0
+      } yield (BigDecimal(scanBytes(scan)) / rows).toDouble
+    case _ => None
+  }
 
   /** The bytes the scans in `plan` read that AQE has not read already (a stage that has run: none). */
   private def toRead(plan: SparkPlan): BigInt = plan match {

@@ -113,7 +113,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   def describeFilter(f: Int): String = {
     val from = filters(f).sources.map { s =>
-      s"${s.read.mkString("[", ", ", "]")} (${if (s.broadcast) "broadcast" else "shuffle"})"
+      s"${s.read.mkString("[", ", ", "]")} (${s.kind})"
     }
     s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
   }

@@ -167,15 +167,19 @@ object FilterPlans extends PredicateHelper {
     case other => other.children.flatMap(tablesOf)
   }
 
-  /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys, or reads an
-   * exchange that does. A filter on `exchange`'s side fed by `plan` would then wait for itself (TPC-H q5 at
-   * sf10, sort-merge joins: lineitem filtered by orders' keys in the first walk, orders by lineitem's in the
-   * second, the copies nested until the plan failed to bind). */
+  /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys (or computes
+   * them from it: [[ComputedKeys]]), or reads an exchange that does. A filter on `exchange`'s side fed by `plan`
+   * would then wait for itself (TPC-H q5 at sf10, sort-merge joins: lineitem filtered by orders' keys in the
+   * first walk, orders by lineitem's in the second, the copies nested until the plan failed to bind). */
   def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
     val target = CreationRewire.unfiltered(exchange)
+    def reads(creation: SparkPlan) = creation match {
+      case ComputedKeys(c) => ComputedKeys.shuffles(c)
+      case other => Seq(other)
+    }
     def find(p: SparkPlan): Boolean = p match {
       case f: DynamicFilterExec =>
-        f.creations.exists(c => CreationRewire.unfiltered(c) == target || find(c)) || find(f.child)
+        f.creations.exists(c => reads(c).exists(CreationRewire.unfiltered(_) == target) || find(c)) || find(f.child)
       case s: QueryStageExec => find(s.plan)
       case r: ReusedExchangeExec => find(r.child)
       case other => other.children.exists(find)

@@ -1,6 +1,9 @@
 package sieve.dynamicfilter
 
 import scala.reflect.ClassTag
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
 
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, BoundReference, Expression, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.QueryPlan
@@ -19,7 +22,7 @@ import sieve.membership.{KeyShape, LongBitmap}
  * Within one execution, the same creation side is read once however many scans its keys filter. A
  * filter fed by several creation sides gets the union of their keys, chosen as one.
  */
-object KeyCollector {
+object KeyCollector extends Logging {
   final case class Limits(maxKeys: Long, maxKeyBytes: Long, maxBloomBytes: Long, fpp: Double)
 
   /** A creation side: the exchange its join reads, the join's keys over it (all of them: a broadcast relation is
@@ -29,6 +32,9 @@ object KeyCollector {
     /** The keys the filter reads. */
     def read: Seq[Expression] = picks.map(keys)
     def all: Boolean = picks == keys.indices
+    /** Whether its keys are computed by a job running its operators again ([[ComputedKeys]]). */
+    def computed: Boolean = ComputedKeys.unapply(creation).isDefined
+    def kind: String = if (broadcast) "broadcast" else if (computed) "computed from a shuffle" else "shuffle"
   }
   object Source {
     def apply(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean): Source =
@@ -63,8 +69,17 @@ object KeyCollector {
     }
 
   /** The filter of the union of the sources' keys, or None when a creation side's keys cannot be read
-   * (see [[SieveBroadcastKeys]]). */
-  def collect(sources: Seq[Source], limits: Limits): Option[KeySet] = {
+   * (see [[SieveBroadcastKeys]]), or a job computing them failed ([[ComputedKeys]]: the join meets the error
+   * itself if its own computation does, and no filter is better than an error of the filter's own). */
+  def collect(sources: Seq[Source], limits: Limits): Option[KeySet] =
+    if (!sources.exists(_.computed)) collectKeys(sources, limits)
+    else try collectKeys(sources, limits) catch {
+      case NonFatal(e) =>
+        logWarning(s"spark-sieve: computing a dynamic filter's keys failed, the filter is dropped: $e")
+        None
+    }
+
+  private def collectKeys(sources: Seq[Source], limits: Limits): Option[KeySet] = {
     reads.incrementAndGet()
     val shape = KeyShape(sources.head.read.map(_.dataType))
     val read = sources.map(s =>

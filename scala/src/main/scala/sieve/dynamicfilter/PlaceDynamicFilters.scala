@@ -24,8 +24,9 @@ import sieve.plan.{PlanMemo, Preconditions}
  *     non-preserved side of an outer join;
  *  2. its keys are deterministic and byte-comparable (no non-binary collation: [[Preconditions]]);
  *  3. the creation side is an exchange Spark computes once for the join and the filter (its broadcast, the
- *     shuffle under its sort, or — a shuffled side partitioned already — the shuffle below it), shared for
- *     certain, and not waiting for this side's keys itself ([[FilterPlans.waitsFor]]);
+ *     shuffle under its sort, or — a shuffled side partitioned already — the shuffle below it, or an aggregate
+ *     over that shuffle whose keys a job computes again from it: [[ComputedKeys]]), shared for certain, and not
+ *     waiting for this side's keys itself ([[FilterPlans.waitsFor]]);
  *  4. the application keys reach the scan ([[KeyLineage]]: through projections, filters, other joins,
  *     aggregates, windows and unions; a file scan or a cached table, not inside an exchange with copies
  *     nor an AQE stage made already);
@@ -129,11 +130,14 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   /** `j`'s `appIsLeft` side, filtered by the keys of the exchange the join reads the other side through. */
   private def ownCreation(j: EquiJoin, appIsLeft: Boolean, why: String => Unit): Option[Application] = {
     val s = sidesOf(j, appIsLeft)
-    // the join's own exchange, else (a shuffled join's side partitioned already) the shuffle below it
+    // the join's own exchange, else (a shuffled join's side partitioned already) the shuffle below it, else
+    // an aggregate over that shuffle whose keys a job computes
     s.creationExchange.map(e => (e, s.creationKeys, j.broadcast))
       .orElse(if (j.broadcast) None
-              else KeyLineage.shuffleBelow(s.creation, s.creationKeys).map { case (e, ks) => (e, ks, false) }) match {
-      case None => why("no exchange on the creation side to read keys from"); None
+              else KeyLineage.shuffleBelow(s.creation, s.creationKeys).map { case (e, ks) => (e, ks, false) }
+                .orElse(ComputedKeys.of(s.creation).map(c => (c, s.creationKeys, false)))) match {
+      case None => why("no exchange on the creation side to read keys from, nor an aggregate over one whose keys " +
+        "a job can compute again alike"); None
       case Some((creation, _, _)) if !Preconditions.sharedForCertain(creation, conf) =>
         why("the creation side is not computed once for certain (exchange reuse off, or nondeterministic)"); None
       case Some((creation, _, _)) if s.appExchange.exists(waitsFor(creation, _)) =>
@@ -168,7 +172,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     def decline(why: String): SparkPlan = { tagNoFilter(j.join, why); j.join }
     val placed = applications(j, reasons += _).iterator.map { a =>
       KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
-        reached = true
+        // (a side's keys computed again are a fallback: what the join's own exchanges reach says why not first)
+        if (!a.source.computed) reached = true
         val source = a.source.copy(picks = picks.map(a.source.picks))
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }

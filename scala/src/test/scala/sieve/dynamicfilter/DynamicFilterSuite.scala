@@ -425,6 +425,37 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
+  // fact's k has 20 rows, v = k + 2000 * j for j < 20: sum(v) = 20 k + 380,000, above 419,780 for the 10 keys from 1,990
+  private val havingKeys = "SELECT k FROM fact GROUP BY k HAVING sum(v) > 419780"
+
+  testWithAndWithoutAqe("a sort-merge join's side with no exchange of its own: its aggregate's keys computed again from its shuffle") {
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val df = checkAnswerAgainstVanilla(sql(s"SELECT f.k, f.v FROM fact_unsorted f WHERE f.k IN ($havingKeys)"))
+      val Seq(f) = filters(df)
+      assert(f.describeFilter(0).contains("(computed from a shuffle)"), f.describeFilter(0))
+      assert(f.filterDescription(0).startsWith("in-set of 10 keys"), f.filterDescription(0))
+      // every row kept has one of the keys: the semi join's rows, dropped before fact_unsorted's shuffle
+      assert(metric(f, "numOutputRows") === df.count() && metric(f, "numInputRows") === 40000)
+      val computed = f.creations.collect { case ComputedKeys(c) => c }
+      assert(computed.size === 1 && ComputedKeys.shuffles(computed.head).nonEmpty, f.creations)
+    }
+  }
+
+  test("keys computed again only from operators that give the same rows in any order of the shuffle's blocks") {
+    withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      // a sum of doubles depends on the order of its rows; a first() on which row comes first
+      Seq(havingKeys.replace("sum(v)", "sum(CAST(v AS DOUBLE))"), havingKeys.replace("sum(v) > 419780", "first(v) > 0"),
+          havingKeys.replace("sum(v)", "avg(CAST(v AS DOUBLE)) * 20")).foreach { sub =>
+        val df = checkAnswerAgainstVanilla(sql(s"SELECT f.k, f.v FROM fact_unsorted f WHERE f.k IN ($sub)"))
+        assert(filters(df).isEmpty, s"$sub\n${df.queryExecution.executedPlan}")
+        val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+        assert(text.contains("nor an aggregate over one whose keys a job can compute again alike"), text)
+      }
+    }
+  }
+
   test("AQE: a creation side of more rows than maxInSetSize but few distinct keys still gets the exact set") {
     // the stage's row count (80) sends the keys through the one-pass path, which also fills a bloom filter
     withDynamicFilters("spark.sieve.dynamicFilter.maxInSetSize" -> "10", "spark.sql.adaptive.enabled" -> "true",
