@@ -446,8 +446,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
     withDynamicFilters("spark.sql.autoBroadcastJoinThreshold" -> "-1",
         "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
       // a sum of doubles depends on the order of its rows; a first() on which row comes first
-      Seq(havingKeys.replace("sum(v)", "sum(CAST(v AS DOUBLE))"), havingKeys.replace("sum(v) > 419780", "first(v) > 0"),
-          havingKeys.replace("sum(v)", "avg(CAST(v AS DOUBLE)) * 20")).foreach { sub =>
+      Seq(havingKeys.replace("sum(v)", "sum(CAST(v AS DOUBLE))"), havingKeys.replace("sum(v) > 419780", "first(v) > 0"))
+          .foreach { sub =>
         val df = checkAnswerAgainstVanilla(sql(s"SELECT f.k, f.v FROM fact_unsorted f WHERE f.k IN ($sub)"))
         assert(filters(df).isEmpty, s"$sub\n${df.queryExecution.executedPlan}")
         val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
