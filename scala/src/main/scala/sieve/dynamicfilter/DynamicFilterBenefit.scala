@@ -224,17 +224,11 @@ object DynamicFilterBenefit {
       // 1.5M partial sums are 72 MB of shuffle, orders' scan 16 MB for as many rows)
       case ComputedKeys(c) if ComputedKeys.shuffles(c).forall(materialized) =>
         val stages = ComputedKeys.shuffles(c)
-        val rows = stages.map(rowsOf)
+        val rows = stages.map(KeyCollector.shuffleRows)
         Wait(0, 0, perRow.filter(_ => rows.forall(_.isDefined))
           .map(b => BigDecimal(rows.flatten.sum) * b).map(_.toBigInt).getOrElse(stages.map(sizeOf).sum))
       case c => Wait(toRead(c), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
     }
-
-  private def rowsOf(stage: SparkPlan): Option[BigInt] = stage match {
-    case s: QueryStageExec => s.getRuntimeStatistics.rowCount
-    case r: ReusedExchangeExec => rowsOf(r.child)
-    case _ => None
-  }
 
   /** The bytes `target`'s scan reads ([[scanBytes]]) per row of it, by its footers on the filter's key. */
   private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {

@@ -184,7 +184,7 @@ object KeyCollector extends Logging {
   }
 
   /** The row count of a shuffle stage that has run (AQE), when Spark knows it. */
-  private def shuffleRows(plan: SparkPlan): Option[Long] = plan match {
+  def shuffleRows(plan: SparkPlan): Option[Long] = plan match {
     case stage: ShuffleQueryStageExec => stage.getRuntimeStatistics.rowCount.map(_.toLong)
     case input: InputAdapter => shuffleRows(input.child) // a child of whole-stage codegen
     case _ => None
