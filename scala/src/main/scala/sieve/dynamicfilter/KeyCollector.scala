@@ -27,8 +27,11 @@ object KeyCollector extends Logging {
 
   /** A creation side: the exchange its join reads, the join's keys over it (all of them: a broadcast relation is
    * read by all), whether it is a broadcast, and `picks`, the positions in `keys` of those the filter reads (a
-   * filter on some columns of a composite key keeps every row that can match: [[KeyLineage]]). */
-  final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean, picks: Seq[Int]) {
+   * filter on some columns of a composite key keeps every row that can match: [[KeyLineage]]). `awaited`: as a
+   * filter is placed, a filter of the same join side reads this creation side already, so its keys are waited
+   * for and collected anyway ([[DynamicFilterBenefit.waitBytes]]). */
+  final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean, picks: Seq[Int],
+      awaited: Boolean = false) {
     /** The keys the filter reads. */
     def read: Seq[Expression] = picks.map(keys)
     def all: Boolean = picks == keys.indices

@@ -174,7 +174,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
         // (a side's keys computed again are a fallback: what the join's own exchanges reach says why not first)
         if (!a.source.computed) reached = true
-        val source = a.source.copy(picks = picks.map(a.source.picks))
+        val picked = a.source.copy(picks = picks.map(a.source.picks))
+        val source = picked.copy(awaited = awaitedIn(a.app, picked))
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(source.creation, _))) {
@@ -231,15 +232,27 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       found.result()
     }
 
+  /** Whether a dynamic filter in `p` (also inside its stages) reads one of `sides` — of a [[KeyFilter]] whose
+   * sources `pick` accepts. */
+  private def readsIn(p: SparkPlan, sides: Set[SparkPlan], pick: KeyCollector.Source => Boolean = _ => true)
+      : Boolean = p match {
+    case f: DynamicFilterExec if f.filters.exists(_.sources.exists(s =>
+      pick(s) && sides.contains(CreationRewire.unfiltered(s.creation)))) => true
+    case s: QueryStageExec => readsIn(s.plan, sides, pick)
+    case r: ReusedExchangeExec => readsIn(r.child, sides, pick)
+    case other => other.children.exists(readsIn(_, sides, pick))
+  }
+
+  /** Whether a filter in `app` (a join's side) waits for the keys `source` reads already: one collection serves
+   * both (TPC-H q18: orders' and lineitem's filters by the same computed keys). Found by the second walk, or by
+   * AQE's next plan, when both are placed in one. */
+  private def awaitedIn(app: SparkPlan, source: KeyCollector.Source): Boolean =
+    readsIn(app, Set(CreationRewire.unfiltered(source.creation)), s => s.picks == source.picks)
+
   /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
    * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = p match {
-      case f: DynamicFilterExec if f.creations.exists(c => sides.contains(CreationRewire.unfiltered(c))) => true
-      case s: QueryStageExec => find(s.plan, sides)
-      case r: ReusedExchangeExec => find(r.child, sides)
-      case other => other.children.exists(find(_, sides))
-    }
+    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = readsIn(p, sides)
     val own = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
     // a broadcast below one side, read by a filter in the other (also of a join AQE made a broadcast join
     // once the filter had shrunk that side: TPC-DS q75's returns)
@@ -264,17 +277,21 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   private def belowCreation(j: EquiJoin, source: KeyCollector.Source): Boolean = source.broadcast && !j.broadcast
 
   // (a filter in the copies of a shared exchange: not probed in stage)
-  private[dynamicfilter] def withFilter(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source],
-      probedInStage: Boolean, minScanBytes: Long): SparkPlan = target match {
-    case f: DynamicFilterExec =>
-      if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage, minScanBytes)
-    case _ =>
-      val f = DynamicFilterExec(target, keys, sources, probedInStage, minScanBytes)
-      // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
-      // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
-      // to the creation side's exchange)
-      target.logicalLink.foreach(f.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
-      f
+  private[dynamicfilter] def withFilter(target: SparkPlan, keys: Seq[Expression], placed: Seq[KeyCollector.Source],
+      probedInStage: Boolean, minScanBytes: Long): SparkPlan = {
+    // (whether a source was awaited is of its placement, not of the filter: copies stay canonically equal)
+    val sources = placed.map(_.copy(awaited = false))
+    target match {
+      case f: DynamicFilterExec =>
+        if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage, minScanBytes)
+      case _ =>
+        val f = DynamicFilterExec(target, keys, sources, probedInStage, minScanBytes)
+        // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
+        // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
+        // to the creation side's exchange)
+        target.logicalLink.foreach(f.setTagValue(SparkPlan.LOGICAL_PLAN_TAG, _))
+        f
+    }
   }
 
   /** Which sides of `j` may be filtered (true = left), the preferred one first. */

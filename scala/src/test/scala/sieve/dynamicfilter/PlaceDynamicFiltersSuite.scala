@@ -624,6 +624,26 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("keys another filter waits for already: a scan that saves less than the wait is filtered too") {
+    withConf(joins("-1") ++ Seq("spark.sieve.dynamicFilter.sameStageRowTest" -> "true"): _*) {
+      // as above, fact's filter pays for a wait of 1.2 times its files; pairs' (a tenth of fact) would not alone,
+      // but beside fact's it waits for nothing more: d1's keys are collected once for both (TPC-H q18)
+      val factBytes = new java.io.File(s"$dir/fact").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+      withConf("spark.sieve.dynamicFilter.stageStartBytes" -> (factBytes * 1.2).toLong.toString) {
+        val alone = checkAnswerAgainstVanilla(sql("SELECT p.v FROM pairs p JOIN d1 ON p.k = d1.k WHERE d1.cat = 7"))
+        assert(filters(alone).isEmpty, alone.queryExecution.executedPlan)
+        assert(DynamicFilterExplain(alone.queryExecution.executedPlan).mkString("\n").contains(
+          "bytes it would wait for its keys"))
+        val df = checkAnswerAgainstVanilla(sql(
+          "SELECT f.v, p.v AS pv FROM fact f JOIN pairs p ON f.k = p.k JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"))
+        // (fact ⋈ pairs gets none: neither side is the smaller enough)
+        val fs = filters(df)
+        assert(fs.map(f => table(f.child)).sorted === Seq("fact", "pairs") &&
+          fs.map(_.creationRead(0).flatMap(_.references.map(_.exprId))).distinct.size === 1, df.queryExecution.executedPlan)
+      }
+    }
+  }
+
   // TPC-DS q75: catalog_sales ⋈ item (books) under the shuffle of the left join to catalog_returns on (order,
   // item); the join's own keys do not pay there (pairs' bytes, x3, are fewer than the sales side's it would wait
   // for), item's broadcast below does (d1's are fewer; stageStartBytes 0 at these tables' scale)
