@@ -55,7 +55,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     else {
       val facts = new PlanFacts(plan, conf)
       plan.foreach { case s: FileSourceScanExec => s.unsetTagValue(AwaitPartitionPruning.Awaits); case _ => }
-      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts) })
+      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts, p) })
       // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
       // after it, bottom-up) is selective the second time (TPC-DS q93); a plan the first walk left alone is
       // not walked twice
@@ -163,8 +163,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   private val WaitsForThisSide = "the creation side waits for this side's keys already (a filter the other way)"
 
-  /** The join with its filters placed, or tagged with why it has none. */
-  private def filterFor(j: EquiJoin, facts: PlanFacts): SparkPlan = {
+  /** The join with its filters placed, or tagged with why it has none (`plan`: the whole plan this walk began
+   * from, where filters placed before may wait for the same keys). */
+  private def filterFor(j: EquiJoin, facts: PlanFacts, plan: SparkPlan): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     var reached = false // a scan outside shared exchanges (else the reason is that they hold its scans)
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
@@ -175,7 +176,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
         // (a side's keys computed again are a fallback: what the join's own exchanges reach says why not first)
         if (!a.source.computed) reached = true
         val picked = a.source.copy(picks = picks.map(a.source.picks))
-        val source = picked.copy(awaited = awaitedIn(a.app, picked))
+        val source = picked.copy(awaited = awaitedIn(plan, picked))
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(source.creation, _))) {
@@ -243,11 +244,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     case other => other.children.exists(readsIn(_, sides, pick))
   }
 
-  /** Whether a filter in `app` (a join's side) waits for the keys `source` reads already: one collection serves
-   * both (TPC-H q18: orders' and lineitem's filters by the same computed keys). Found by the second walk, or by
-   * AQE's next plan, when both are placed in one. */
-  private def awaitedIn(app: SparkPlan, source: KeyCollector.Source): Boolean =
-    readsIn(app, Set(CreationRewire.unfiltered(source.creation)), s => s.picks == source.picks)
+  /** Whether a filter in `plan` waits for the keys `source` reads already: one collection serves both within an
+   * execution ([[KeyCollector.collectOnce]]; TPC-H q18: lineitem's and orders' filters by the same computed keys,
+   * of two semi joins). Found by the second walk, or by AQE's next plan, when both are placed in one. */
+  private def awaitedIn(plan: SparkPlan, source: KeyCollector.Source): Boolean =
+    readsIn(plan, Set(CreationRewire.unfiltered(source.creation)), s => s.picks == source.picks)
 
   /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
    * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
