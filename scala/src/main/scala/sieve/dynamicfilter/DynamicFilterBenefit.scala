@@ -105,7 +105,7 @@ object DynamicFilterBenefit {
 
   /** The bytes `target`'s scan must read for a filter of `keys` over `route` from `source` to pay, as it is
    * placed: what the filter can save — each byte the scan reads, [[Saving.perByte]] times — must exceed the wait
-   * for its keys ([[waitBytes]]; none when another filter of the join's side waits for them already,
+   * for its keys ([[waitBytes]]; none when another filter of the plan waits for them already,
    * `source.awaited`, but then it must save something), and the scan read `minApplicationBytes` (a floor users
    * may set; 0 by default).
    * Nothing below a broadcast whose keys another filter reads (`route.feeding`: a filter there makes those keys
@@ -116,7 +116,7 @@ object DynamicFilterBenefit {
     if (route.feeding) Least(0, "")
     else {
       val floor = runTimeLeast(route)
-      // keys another filter of the join's side waits for already: their wait is paid, testing rows is not
+      // keys another filter of the plan waits for already: their wait is paid, testing rows is not
       val wait = if (source.awaited) Wait(0, 0) else waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
       val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
       if (weighed <= 0 && !source.awaited) floor
@@ -124,7 +124,7 @@ object DynamicFilterBenefit {
         val saving = Saving(target, keys, source, route, wait.collectOnly)
         val weight = if (weighed == BigDecimal(wait.total)) "" else " x waitWeight"
         val waited =
-          if (source.awaited) "testing its rows (another filter of the join's side waits for the same keys already)"
+          if (source.awaited) "testing its rows (another filter of the plan waits for the same keys already)"
           else s"the ${wait.total} bytes$weight it would wait for its keys: ${wait.describe}"
         if (saving.perByte <= 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
         else if (weighed <= 0) floor

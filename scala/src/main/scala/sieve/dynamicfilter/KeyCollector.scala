@@ -28,8 +28,8 @@ object KeyCollector extends Logging {
   /** A creation side: the exchange its join reads, the join's keys over it (all of them: a broadcast relation is
    * read by all), whether it is a broadcast, and `picks`, the positions in `keys` of those the filter reads (a
    * filter on some columns of a composite key keeps every row that can match: [[KeyLineage]]). `awaited`: as a
-   * filter is placed, a filter of the same join side reads this creation side already, so its keys are waited
-   * for and collected anyway ([[DynamicFilterBenefit.waitBytes]]). */
+   * filter is placed, another filter of the plan reads the same keys already, so they are waited for and
+   * collected anyway ([[DynamicFilterBenefit.leastScanBytes]]; not kept in a placed filter). */
   final case class Source(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean, picks: Seq[Int],
       awaited: Boolean = false) {
     /** The keys the filter reads. */

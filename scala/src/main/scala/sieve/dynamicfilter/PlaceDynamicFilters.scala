@@ -55,7 +55,10 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     else {
       val facts = new PlanFacts(plan, conf)
       plan.foreach { case s: FileSourceScanExec => s.unsetTagValue(AwaitPartitionPruning.Awaits); case _ => }
-      def pass(p: SparkPlan) = CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts, p) })
+      def pass(p: SparkPlan) = {
+        val awaited = awaitedKeys(p)
+        CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts, awaited) })
+      }
       // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
       // after it, bottom-up) is selective the second time (TPC-DS q93); a plan the first walk left alone is
       // not walked twice
@@ -163,9 +166,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   private val WaitsForThisSide = "the creation side waits for this side's keys already (a filter the other way)"
 
-  /** The join with its filters placed, or tagged with why it has none (`plan`: the whole plan this walk began
-   * from, where filters placed before may wait for the same keys). */
-  private def filterFor(j: EquiJoin, facts: PlanFacts, plan: SparkPlan): SparkPlan = {
+  /** The join with its filters placed, or tagged with why it has none (`awaited`: [[awaitedKeys]] of the plan
+   * this walk began from). */
+  private def filterFor(j: EquiJoin, facts: PlanFacts, awaited: Set[(SparkPlan, Seq[Int])]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     var reached = false // a scan outside shared exchanges (else the reason is that they hold its scans)
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
@@ -175,8 +178,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
         // (a side's keys computed again are a fallback: what the join's own exchanges reach says why not first)
         if (!a.source.computed) reached = true
-        val picked = a.source.copy(picks = picks.map(a.source.picks))
-        val source = picked.copy(awaited = awaitedIn(plan, picked))
+        val picked = picks.map(a.source.picks)
+        val source = a.source.copy(picks = picked,
+          awaited = awaited.contains((CreationRewire.unfiltered(a.source.creation), picked)))
         // (a side without an exchange of its own: the exchanges between it and the target)
         if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
             .exists(waitsFor(source.creation, _))) {
@@ -233,27 +237,27 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       found.result()
     }
 
-  /** Whether a dynamic filter in `p` (also inside its stages) reads one of `sides` — of a [[KeyFilter]] whose
-   * sources `pick` accepts. */
-  private def readsIn(p: SparkPlan, sides: Set[SparkPlan], pick: KeyCollector.Source => Boolean = _ => true)
-      : Boolean = p match {
-    case f: DynamicFilterExec if f.filters.exists(_.sources.exists(s =>
-      pick(s) && sides.contains(CreationRewire.unfiltered(s.creation)))) => true
-    case s: QueryStageExec => readsIn(s.plan, sides, pick)
-    case r: ReusedExchangeExec => readsIn(r.child, sides, pick)
-    case other => other.children.exists(readsIn(_, sides, pick))
+  /** The sources the dynamic filters in `plan` (also inside its stages) read: each creation side without its
+   * filters ([[CreationRewire.unfiltered]]), with the positions of the keys read. */
+  private def sourcesIn(plan: SparkPlan): Seq[(SparkPlan, Seq[Int])] = plan match {
+    case f: DynamicFilterExec =>
+      f.filters.flatMap(_.sources.map(s => (CreationRewire.unfiltered(s.creation), s.picks))) ++
+        f.children.flatMap(sourcesIn)
+    case s: QueryStageExec => sourcesIn(s.plan)
+    case r: ReusedExchangeExec => sourcesIn(r.child)
+    case other => other.children.flatMap(sourcesIn)
   }
 
-  /** Whether a filter in `plan` waits for the keys `source` reads already: one collection serves both within an
-   * execution ([[KeyCollector.collectOnce]]; TPC-H q18: lineitem's and orders' filters by the same computed keys,
-   * of two semi joins). Found by the second walk, or by AQE's next plan, when both are placed in one. */
-  private def awaitedIn(plan: SparkPlan, source: KeyCollector.Source): Boolean =
-    readsIn(plan, Set(CreationRewire.unfiltered(source.creation)), s => s.picks == source.picks)
+  /** The keys a filter in `plan` waits for already: one collection serves every filter reading them within an
+   * execution ([[KeyCollector.collectOnce]]; TPC-H q18: lineitem's and orders' filters by the same computed
+   * keys, of two semi joins), so another filter of them pays no wait. Found by the second walk, or by AQE's
+   * next plan, when both are placed in one. */
+  private def awaitedKeys(plan: SparkPlan): Set[(SparkPlan, Seq[Int])] = sourcesIn(plan).toSet
 
   /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
    * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = readsIn(p, sides)
+    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = sourcesIn(p).exists(s => sides.contains(s._1))
     val own = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
     // a broadcast below one side, read by a filter in the other (also of a join AQE made a broadcast join
     // once the filter had shrunk that side: TPC-DS q75's returns)
