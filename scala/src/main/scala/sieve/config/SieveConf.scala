@@ -74,12 +74,13 @@ object SieveConf {
 
   val DYNAMIC_FILTER_STAGE_START_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.stageStartBytes", default = 8L << 20,
-    "What a scan loses by waiting for a creation side that has not run, besides the bytes that side reads: " +
+    "What a scan loses by waiting for a creation side that has not run, besides the reading that side's scans " +
+      "leave idle on the cores (a scan of fewer tasks than cores, or its last wave): " +
       "its stage's start, in bytes a scan reads meanwhile. A filter is placed only where what it can save " +
       "exceeds the wait for its keys: the scan's bytes where its keys can skip part of the scan, plus twice " +
       "them where each row it drops would also go into a shuffle, against nothing when the scan's stage waits " +
       "for the creation side anyway (a broadcast join probing its rows there) or that side has run (an AQE " +
-      "stage), else the bytes the creation side still reads plus this. At run time, with the keys known, a " +
+      "stage), else the reading its scans leave idle plus this. At run time, with the keys known, a " +
       "filter expected to keep more than maxPassRatio of the rows is dropped.")
 
   val DYNAMIC_FILTER_WAIT_WEIGHT: ConfigEntry[Double] = ConfigEntry.double(

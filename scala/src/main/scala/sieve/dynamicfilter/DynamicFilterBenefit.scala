@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
-import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
@@ -26,8 +26,8 @@ sealed trait Decision {
  *  1. what it can save against the wait for its keys ([[leastScanBytes]]): of each byte its scan reads (after
  *     column pruning; once DPP has run, of the files DPP keeps), the read where its keys can skip part of the
  *     scan, and a shuffle's or an aggregate's work where each row goes into one as it is ([[Saving]]), against
- *     what its creation side still reads before its keys are known and a stage's start (nothing when the
- *     scan's stage waits for it anyway, or it has run);
+ *     the reading its creation side's scans leave idle before its keys are known and a stage's start (nothing
+ *     when the scan's stage waits for it anyway, or it has run);
  *  2. not a key that is a partition column of the scan while DPP is on (DPP's job) — of a V2 scan, only
  *     when DPP did place a runtime filter on it (else the keys go to the source's own runtime filtering);
  *  3. a creation side that is filtered, or `minSizeRatio` times smaller than the scan, and, once its AQE
@@ -207,19 +207,20 @@ object DynamicFilterBenefit {
    * lineitem's 55 MB by 457,263 order keys of a 10.9 MB shuffle that keep 30% and skip no row group: 0.74x. */
   private val MinRowSaving = 0.1
 
-  /** What a scan waits for a creation side: `read`, the bytes its scans still read before its keys are known,
-   * and `start`, its stage's start (`stageStartBytes`) — nothing when the scan's stage waits for it anyway
-   * (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage) or it has run —
-   * and `collect`, the bytes of completed shuffle stages that a job reads for its keys (TPC-H q8: orders'
-   * 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
-  final case class Wait(read: BigInt, start: Long, collect: BigInt = 0) {
+  /** What a scan waits for a creation side: `read`, the reading its cores leave idle while the creation side's
+   * scans still run before its keys are known ([[idleBytes]]: a scan whose stage would run beside them loses only
+   * the cores they leave it), and `start`, its stage's start (`stageStartBytes`) — nothing when the scan's stage
+   * waits for it anyway (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage)
+   * or it has run — and `collect`, the bytes of completed shuffle stages that a job reads for its keys (TPC-H q8:
+   * orders' 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
+  final case class Wait(read: BigInt, start: Long, collect: BigInt = 0, reads: BigInt = 0, stages: Int = 1) {
     def total: BigInt = read + start + collect
     def collectOnly: Boolean = collect > 0 && read == 0 && start == 0
     def describe: String =
       if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage(s)"
-      else s"its creation side reads $read bytes before they are known, + stageStartBytes ($start)"
+      else s"its creation side reads $reads bytes before they are known, leaving $read bytes of reading idle, " +
+        s"+ stageStartBytes (${start / math.max(stages, 1)})" + (if (stages > 1) s" x $stages stages one after another" else "")
   }
-
   /** `perRow`: the bytes the target's scan reads per row, when its footers say. */
   def waitBytes(source: KeyCollector.Source, probedInStage: Boolean, perRow: => Option[Double]): Wait =
     source.creation match {
@@ -233,7 +234,10 @@ object DynamicFilterBenefit {
         val rows = stages.map(KeyCollector.shuffleRows)
         Wait(0, 0, perRow.filter(_ => rows.forall(_.isDefined))
           .map(b => BigDecimal(rows.flatten.sum) * b).map(_.toBigInt).getOrElse(stages.map(sizeOf).sum))
-      case c => Wait(toRead(c), SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf))
+      case c =>
+        val scans = toRead(c)
+        Wait(scans.map(idleBytes).sum, SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf) * math.max(stages(c), 1),
+          reads = scans.map(scanBytes).sum, stages = stages(c))
     }
 
   /** The bytes `target`'s scan reads ([[scanBytes]]) per row of it, by its footers on the filter's key. */
@@ -248,13 +252,46 @@ object DynamicFilterBenefit {
     case _ => None
   }
 
-  /** The bytes the scans in `plan` read that AQE has not read already (a stage that has run: none). */
-  private def toRead(plan: SparkPlan): BigInt = plan match {
-    case s: QueryStageExec => if (s.isMaterialized) BigInt(0) else toRead(s.plan)
+  /** The scans in `plan` that AQE has not read already (a stage that has run: none). */
+  private def toRead(plan: SparkPlan): Seq[SparkPlan] = plan match {
+    case s: QueryStageExec => if (s.isMaterialized) Nil else toRead(s.plan)
     case r: ReusedExchangeExec => toRead(r.child)
-    case scan if targetable(scan) => scanBytes(scan)
-    case other => other.children.map(toRead).sum
+    case scan if targetable(scan) => Seq(scan)
+    case other => other.children.flatMap(toRead)
   }
+
+  /** The stages of `plan` that have not run, the most that run one after another (a stage waits for those it
+   * reads): each one's start is waited for. */
+  private def stages(plan: SparkPlan): Int = plan match {
+    case s: QueryStageExec => if (s.isMaterialized) 0 else stages(s.plan)
+    case r: ReusedExchangeExec => stages(r.child)
+    case e: Exchange => 1 + (e.children.map(stages) :+ 0).max
+    case other => (other.children.map(stages) :+ 0).max
+  }
+
+  /** The reading a file scan's stage leaves idle on the cluster's cores while it runs: its files split as Spark
+   * splits them (`FilePartition.maxSplitBytes`), each task reading its share of the scan's bytes, `cores` tasks
+   * at a time; the cores the last wave, or a scan of fewer tasks than cores, leaves free idle for as long (a
+   * scan of one small file: all but one). Another scan's stage waiting for it loses that, not the creation
+   * side's read, which its cores would share anyway (TPC-DS q95: web_sales' self-join filtered by the orders
+   * the outer query keeps, whose filtered scan of 92 MB keeps both cores busy). A scan of another kind: its
+   * whole read (its tasks are not known here). */
+  private def idleBytes(scan: SparkPlan): BigInt = scan match {
+    case s: FileSourceScanExec =>
+      val read = scanBytes(s)
+      val files = BigInt(s.relation.sizeInBytes.max(1L))
+      val cores = BigInt(parallelism(s))
+      val split = BigInt(conf.filesMaxPartitionBytes).min(BigInt(conf.filesOpenCostInBytes).max((files + cores - 1) / cores))
+      val tasks = ((files + split - 1) / split).max(1)
+      val waves = (tasks + cores - 1) / cores
+      (read * cores * waves / tasks - read).max(0)
+    case other => scanBytes(other)
+  }
+
+  /** The tasks a file scan runs at once: Spark's minimum of partitions for a file scan (`FilePartition`). */
+  private def parallelism(s: FileSourceScanExec): Int =
+    math.max(1, conf.filesMinPartitionNum.getOrElse(
+      conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM).getOrElse(s.relation.sparkSession.sparkContext.defaultParallelism)))
 
   /** Check 1 once DPP has run: the scan reads at least `least` bytes of the files DPP keeps (`name`: the
    * scan, as the reason names it; `how`: where DPP's keys came from) — asked at placement once AQE has

@@ -155,6 +155,32 @@ class DynamicFilterSuite extends SieveSessionSuite {
     assert(KeyPrunedFileIndex.footerSample(files, 0).isEmpty)
   }
 
+  test("key ranges pushed into a Parquet reader turn its dictionary filter off, which tests each range against every dictionary value") {
+    // fact_files' 8 footers not read (as in a partitioned table's scan): the ranges go to each file's reader
+    withConf("spark.sql.adaptive.enabled" -> "false", "spark.sieve.dynamicFilter.maxFooterFiles" -> "7") {
+      val plan = sql("SELECT k, v FROM fact_files")(spark).queryExecution.executedPlan
+        .collectFirst { case s: org.apache.spark.sql.execution.FileSourceScanExec => s }.get
+      val k = plan.output.head
+      def inSet(keys: Seq[Long]) = {
+        val set = new sieve.membership.LongSet()
+        keys.foreach(set.add)
+        new sieve.keyset.InSetKeys(sieve.membership.KeyShape(Seq(k.dataType)), Some(set), None, Some((keys.min, keys.max)))
+      }
+      def pushed(keys: Seq[Long]) = {
+        val (p, what) = sieve.scan.KeyScanPushdown(plan, k, inSet(keys), sieve.scan.KeyScanPushdown.Limits.from(spark.sessionState.conf),
+          spark.sessionState.conf, _ => ())
+        (p.collectFirst { case s: org.apache.spark.sql.execution.FileSourceScanExec => s.relation.options }.get, what.predicates)
+      }
+      // two clusters of keys: two ranges, an OR, pushed; the dictionary filter off for this scan only
+      val (options, predicates) = pushed((20L to 39L) ++ (1960L to 1979L))
+      assert(predicates.exists(_.exists(_.isInstanceOf[org.apache.spark.sql.catalyst.expressions.Or])), predicates)
+      assert(options.get("parquet.filter.dictionary.enabled") === Some("false"), options)
+      // one range: left as it is
+      val (one, single) = pushed(20L to 39L)
+      assert(single.nonEmpty && !one.contains("parquet.filter.dictionary.enabled"), (one, single))
+    }
+  }
+
   testWithAndWithoutAqe("an ORC scan gets the key ranges too: its row groups are skipped") {
     withDynamicFilters() {
       val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact_orc f JOIN dim d ON f.k = d.k WHERE d.grp = 5"))

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Add, Cast, Coalesce, Expressio
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
-import org.apache.spark.sql.execution.exchange.EnsureRequirements
+import org.apache.spark.sql.execution.exchange.{EnsureRequirements, ShuffleExchangeExec}
 import org.apache.spark.sql.execution.joins.SortMergeJoinExec
 import org.apache.spark.sql.types.LongType
 
@@ -621,6 +621,37 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n").contains(
           s", < minApplicationBytes (${factBytes * 10})"))
       }
+    }
+  }
+
+  test("the wait for a creation side that has not run: the reading its scans leave idle on the cores, and a stage's start per stage") {
+    withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "false"): _*) {
+      // the shuffle of d1 a sort-merge join reads, and its scan
+      def creation(q: String) = {
+        val plan = sql(q)(spark).queryExecution.executedPlan
+        val join = plan.collectFirst { case j: SortMergeJoinExec => j }.get
+        val side = join.right.collectFirst { case e: ShuffleExchangeExec => e }.get
+        (side, side.collectFirst { case s: FileSourceScanExec => s }.get)
+      }
+      def waitOf(side: SparkPlan) =
+        DynamicFilterBenefit.waitBytes(KeyCollector.Source(side, side.output.take(1), broadcast = false), false, None)
+      val (side, scan) = creation("SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7")
+      val read = FilterPlans.scanBytes(scan)
+      val files = scan.relation.sizeInBytes
+      // d1's files fit one task (a file's open cost, 4 MB, makes the split): the other core idles as long
+      assert(waitOf(side) === DynamicFilterBenefit.Wait(read, 8L << 20, reads = read))
+      // split in two: each core reads half, none idles
+      withConf("spark.sql.files.openCostInBytes" -> "1") {
+        assert(waitOf(side).read === 0)
+      }
+      // in three: the last wave's task leaves a core idle for a third of the read
+      withConf("spark.sql.files.openCostInBytes" -> "1", "spark.sql.files.maxPartitionBytes" -> s"${(files + 2) / 3}") {
+        assert(waitOf(side).read === read * 2 * 2 / 3 - read)
+      }
+      // two stages one after the other (an aggregate's shuffle below the join's): two starts
+      val (grouped, _) = creation("SELECT f.v FROM fact f JOIN (SELECT k, cat FROM d1 GROUP BY k, cat) d ON f.k = d.k")
+      val w = waitOf(grouped)
+      assert(w.start === 2 * (8L << 20) && w.describe.endsWith("+ stageStartBytes (8388608) x 2 stages one after another"), w)
     }
   }
 
