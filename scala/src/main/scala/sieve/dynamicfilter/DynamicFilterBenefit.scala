@@ -214,13 +214,15 @@ object DynamicFilterBenefit {
    * or it has run — and `collect`, the bytes of completed shuffle stages that a job reads for its keys (TPC-H q8:
    * orders' 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
   final case class Wait(read: BigInt, start: Long, collect: BigInt = 0, reads: BigInt = 0, stages: Int = 1) {
+    require(stages >= 1)
     def total: BigInt = read + start + collect
     def collectOnly: Boolean = collect > 0 && read == 0 && start == 0
     def describe: String =
       if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage(s)"
       else s"its creation side reads $reads bytes before they are known, leaving $read bytes of reading idle, " +
-        s"+ stageStartBytes (${start / math.max(stages, 1)})" + (if (stages > 1) s" x $stages stages one after another" else "")
+        s"+ stageStartBytes (${start / stages})" + (if (stages > 1) s" x $stages stages one after another" else "")
   }
+
   /** `perRow`: the bytes the target's scan reads per row, when its footers say. */
   def waitBytes(source: KeyCollector.Source, probedInStage: Boolean, perRow: => Option[Double]): Wait =
     source.creation match {
@@ -235,9 +237,9 @@ object DynamicFilterBenefit {
         Wait(0, 0, perRow.filter(_ => rows.forall(_.isDefined))
           .map(b => BigDecimal(rows.flatten.sum) * b).map(_.toBigInt).getOrElse(stages.map(sizeOf).sum))
       case c =>
-        val scans = toRead(c)
-        Wait(scans.map(idleBytes).sum, SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf) * math.max(stages(c), 1),
-          reads = scans.map(scanBytes).sum, stages = stages(c))
+        val (scans, chain) = (toRead(c), math.max(stages(c), 1))
+        Wait(scans.map(idleBytes).sum, SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf) * chain,
+          reads = scans.map(scanBytes).sum, stages = chain)
     }
 
   /** The bytes `target`'s scan reads ([[scanBytes]]) per row of it, by its footers on the filter's key. */
