@@ -2,6 +2,7 @@
 tests/tpch.py), each query timed under the variants, the totals and what the sieve plans changed."""
 
 import importlib  # tests/tpcds.py, tests/tpch.py: dynamic_filter.py puts tests/ on sys.path
+import math
 import os
 import statistics
 import time
@@ -75,6 +76,19 @@ def _suite(name, sf, spark, partitioned=False, table_format=None, date_sorted=Fa
 # gets the --recheck rounds before it is judged, and is listed too
 SLOWER = 0.9
 RECHECK_BELOW = 0.95
+# the seconds of runs (all variants) a short query's recheck fills per --recheck round: a 0.4 s query's median of
+# 6 runs still swings by 10% on this kind of machine (TPC-DS sf1 q3: 0.77x in 6 runs, 0.90-1.01x in 15)
+RECHECK_SECONDS = 10.0
+
+
+def recheck_rounds(recheck, medians, short):
+    """The rounds a query below RECHECK_BELOW gets again: `recheck`; a short one's (`short`) three times as many,
+    and more until its variants' runs fill RECHECK_SECONDS per round asked (at most ten times as many)."""
+    if not short:
+        return recheck
+    per_round = sum(t for t in medians.values() if t)
+    filled = math.ceil(recheck * RECHECK_SECONDS / per_round) if per_round > 0 else 0
+    return max(3 * recheck, min(filled, 10 * recheck))
 
 
 def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, table_format=None,
@@ -168,7 +182,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             # of a 40 s query swing by more than that (the first figure is kept in the list)
             # (a short query three times as many — TPC-DS q12 partitioned, one plan for both, 0.85x in 3 runs,
             # its 9 runs of vanilla 0.87-1.98 s)
-            rounds = args.recheck * (3 if short(times) else 1)
+            rounds = recheck_rounds(args.recheck, times, short(times))
             first_look = f"{ratio(times['vanilla'], times['sieve'])} in {runs} run(s), then "
             all_times, errors = more_runs(rounds)
             runs += rounds
