@@ -33,9 +33,10 @@ def test_another_plan_is_not_the_same():
 def test_a_short_query_is_rechecked_until_its_runs_fill_the_time():
     import suites
     assert suites.recheck_rounds(1, {"vanilla": 30.0, "sieve": 32.0}, short=False) == 1
-    assert suites.recheck_rounds(1, {"vanilla": 2.0, "sieve": 2.2}, short=True) == 3  # 4.2 s a round: 3 fill 10 s
+    assert suites.recheck_rounds(1, {"vanilla": 2.5, "sieve": 2.5}, short=True) == 4  # 5 s a round: 4 fill 20 s
+    assert suites.recheck_rounds(1, {"vanilla": 8.0, "sieve": 9.0}, short=True) == 3  # at least 3 x ROUNDS
     assert suites.recheck_rounds(1, {"vanilla": 0.4, "sieve": 0.5}, short=True) == 10  # 0.9 s a round: at most 10
-    assert suites.recheck_rounds(2, {"vanilla": 0.9, "sieve": 1.1}, short=True) == 10  # 2 rounds' 20 s: 10 of 2 s
+    assert suites.recheck_rounds(2, {"vanilla": 1.9, "sieve": 2.1}, short=True) == 10  # 2 rounds' 40 s: 10 of 4 s
 
 
 def test_reasons_counted_by_kind():
