@@ -217,8 +217,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   /** Whether an inner or semi broadcast hash join between `target` and its stage's exchange above it (in `app`)
    * probes each of the target's rows, as they are read, with `source`'s broadcast on the same keys, dropping
-   * those without a match: a test per row would repeat that probe (TPC-H q20: part's keys, read below partsupp's shuffle, for lineitem, whose own semi join with
-   * part drops the same rows before its aggregate; tested, 0.70-0.96x). */
+   * those without a match: a test per row would repeat that probe (TPC-H q20: part's keys, read below
+   * partsupp's shuffle, for lineitem, whose own semi join with part drops the same rows before its aggregate;
+   * tested, 0.70-0.96x). */
   private def probedWithTheSameBroadcast(app: SparkPlan, target: SparkPlan, targetKeys: Seq[Expression],
       source: KeyCollector.Source): Boolean = {
     def pathTo(p: SparkPlan): Option[List[SparkPlan]] =
