@@ -60,7 +60,9 @@ leaves out the star join. Suites: each query's time under the chosen variants (j
 the queries as the suite writes them, LIMIT included), run once, and --runs times when a sieve plan of it
 holds a dynamic filter (--short-runs times when that query took under --short-under seconds; --recheck
 ROUNDS more rounds when it then looks below 0.95x vanilla; when its medians are short, three times as many and
-more, until its runs fill 20 s per round, at most ten times as many); the
+more, until its runs fill 20 s per round, at most ten times as many; those rounds run vanilla's settings twice, and
+a query still below 0.95x is listed apart when sieve's run was the slowest of its round's three too often to be
+chance); the
 ratios, the totals (all, and the queries with a filter), which queries got one, which ran below 0.95x, which >10% slower (by
 whether the sieve plan is vanilla's, ids aside), and why the sieve plans' other joins got none (spark_sieve.explain's
 reasons, counted by kind); with vanilla and sieve, also the ratio of the JVM's CPU seconds (median per query, local
@@ -272,7 +274,9 @@ def main(argv=None):
                    help="suites: a query below 0.95x vanilla after its runs gets ROUNDS more "
                         "interleaved rounds (when its medians are under --short-under seconds, 3 x ROUNDS and more until its "
                         "runs fill 20 s per round, at most 10 x ROUNDS), and is judged "
-                        "on the median of all its runs (both figures listed)")
+                        "on the median of all its runs (both figures listed); vanilla runs twice in those rounds: "
+                        "its two series' ratio is listed beside, and how often sieve's run was the slowest of a "
+                        "round's three")
     p.add_argument("--limit", type=float, default=600, help="seconds before a run is cut")
     p.add_argument("--layouts", "--layout", default="random,clustered",
                    help=f"fact layouts: random (8 files), clustered (sorted by k into {CLUSTERED_FILES} files) for the "

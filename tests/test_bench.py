@@ -39,6 +39,18 @@ def test_a_short_query_is_rechecked_until_its_runs_fill_the_time():
     assert suites.recheck_rounds(2, {"vanilla": 1.9, "sieve": 2.1}, short=True) == 10  # 2 rounds' 40 s: 10 of 4 s
 
 
+def test_a_slowdown_is_told_from_noise_round_by_round():
+    import suites
+    # sieve's run the slowest of the three in every one of 5 rounds: 1 in 243 by chance
+    k, n, chance = suites.slowest_chance([1.0] * 5, [1.1] * 5, [1.2] * 5)
+    assert (k, n) == (5, 5) and abs(chance - 1 / 243) < 1e-9
+    # in 3 of 6: what chance gives
+    k, n, chance = suites.slowest_chance([1, 1, 1, 1, 1, 1], [1, 2, 1, 2, 1, 2], [2, 1, 1.5, 1, 0.5, 3])
+    assert (k, n) == (3, 6) and chance > suites.NOISE_CHANCE
+    # no round: nothing to tell
+    assert suites.slowest_chance([], [], []) == (0, 0, 1.0)
+
+
 def test_reasons_counted_by_kind():
     explain = """no BulkFilter in this plan
 
