@@ -92,8 +92,8 @@ NOISE_CHANCE = 0.05
 
 
 def slowest_chance(vanilla, again, sieve):
-    """The rounds (each a list, one time per round) in which sieve's run was the slowest of the three, how many
-    rounds, and the chance of at least as many were the three alike (binomial, 1/3 each round)."""
+    """In how many rounds sieve's run was the slowest of the three (each argument: one time per round), of how
+    many, and the chance of at least as many were the three alike (binomial, 1/3 a round)."""
     n = len(sieve)
     k = sum(1 for v, a, s in zip(vanilla, again, sieve) if s > max(v, a))
     chance = sum(math.comb(n, j) * (1 / 3) ** j * (2 / 3) ** (n - j) for j in range(k, n + 1))
