@@ -211,9 +211,10 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             again = all_times.pop(CONTROL)
             times = median_of(all_times)
             if not errors and all(times.values()) and again:
-                k, n, chance = slowest_chance(all_times["vanilla"][-rounds:], again, all_times["sieve"][-rounds:])
+                vanilla_in_rounds = all_times["vanilla"][-rounds:]
+                k, n, chance = slowest_chance(vanilla_in_rounds, again, all_times["sieve"][-rounds:])
                 noise = (f" (vanilla against itself in those rounds: "
-                         f"{ratio(statistics.median(all_times['vanilla'][-rounds:]), statistics.median(again))}; "
+                         f"{ratio(statistics.median(vanilla_in_rounds), statistics.median(again))}; "
                          f"sieve's run the slowest of the three in {k} of {n}, {chance:.0%} by chance)")
                 if sieve_slower(times, RECHECK_BELOW) and chance < NOISE_CHANCE:
                     beyond.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
