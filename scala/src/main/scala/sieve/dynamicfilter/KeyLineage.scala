@@ -51,9 +51,22 @@ object KeyLineage {
    * each of the target's rows as it is read, in their stage, at most after other joins' probes);
    * `afterRowProbe`: the probe side of a broadcast join whose probe builds and hashes a key row
    * ([[EquiJoin.rowProbe]]), which the target's rows reach first; `aggregated`: an aggregate that the
-   * target's rows reach as they are (no join between). */
+   * target's rows reach as they are (no join between); `exchanges`: those crossed, the nearest first;
+   * `probes`: the inner and semi broadcast joins that probe each of the target's rows in its stage, as they
+   * are read (only projections, filters and other broadcast joins' probe sides between). */
   final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false,
-      afterRowProbe: Boolean = false, aggregated: Boolean = false)
+      afterRowProbe: Boolean = false, aggregated: Boolean = false, exchanges: List[SparkPlan] = Nil,
+      probes: List[Probe] = Nil) {
+    /** This route past `e`, which leaves the target's stage. */
+    private[KeyLineage] def across(e: SparkPlan): Route = copy(exchanges = e :: exchanges, probes = Nil)
+    /** This route below a projection of `named`: each probe's keys over its input. */
+    private[KeyLineage] def below(named: Seq[NamedExpression]): Route =
+      copy(probes = probes.map(p => p.copy(probed = p.probed.map(unalias(named)))))
+  }
+
+  /** A broadcast hash join that probes a target's rows: its `broadcast` exchange with its `buildKeys`, and the
+   * keys it probes with, each over the node the walk has reached (at the target: over the target's output). */
+  final case class Probe(broadcast: SparkPlan, buildKeys: Seq[Expression], probed: Seq[Expression])
 
   /** A key followed down: its position among the join's keys, and its expression over the current node's output. */
   type Keys = Seq[(Int, Expression)]
@@ -74,24 +87,26 @@ object KeyLineage {
           .flatMap(down(p.children(i), _, route).map(c => p.withNewChildren(p.children.updated(i, c))))
       // whole partitions are dropped: the keys over the partition columns go on
       def byPartition(spec: Seq[Expression]): Option[SparkPlan] =
-        over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true)))
+        over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true, probes = Nil)))
       p match {
         case _: DynamicFilterExec => at(p, ks, route)
         case scan if FilterPlans.targetable(scan) => at(p, ks, route)
         case f: FilterExec if overScan(f) => at(f, ks, route)
-        case pr: ProjectExec if pr.projectList.forall(_.deterministic) => into(0, followAliases(ks, pr.projectList))
+        case pr: ProjectExec if pr.projectList.forall(_.deterministic) =>
+          into(0, followAliases(ks, pr.projectList), route.below(pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
-        case _: SortExec | _: AQEShuffleReadExec => into(0, ks, route.copy(apart = true))
-        case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true))
-        case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true))
+        case _: SortExec | _: AQEShuffleReadExec => into(0, ks, route.copy(apart = true, probes = Nil))
+        case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true).across(e))
+        case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true).across(e))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
           throughJoin(j, ks, (side, c, k) => down(c, k, route.copy(shuffled = false, aggregated = false,
             apart = route.apart || !j.streamed.contains(side),
-            afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe))))
+            afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe),
+            probes = probesBelow(j, side, route.probes))))
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
             .flatMap(g => into(0, followAliases(g, a.groupingExpressions),
-              route.copy(shuffled = false, apart = true, aggregated = true)))
+              route.copy(shuffled = false, apart = true, aggregated = true, probes = Nil)))
         case w: WindowExec if partitioned(w.partitionSpec) && w.windowExpression.forall(_.deterministic) =>
           byPartition(w.partitionSpec)
         case w: WindowGroupLimitExec if partitioned(w.partitionSpec) => byPartition(w.partitionSpec)
@@ -100,7 +115,7 @@ object KeyLineage {
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
             down(c, ks.map { case (i, k) =>
               i -> k.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }
-            }, route)
+            }, route.copy(probes = Nil))
           }
           if (placed.forall(_.isEmpty)) None
           else Some(u.withNewChildren(placed.zip(u.children).map { case (n, c) => n.getOrElse(c) }))
@@ -114,6 +129,16 @@ object KeyLineage {
 
     down(plan, keys.zipWithIndex.map(_.swap), Route())
   }
+
+  /** The probes of a target's rows below side `side` of `j` ([[Route.probes]]): none below a join that is not a
+   * broadcast join's probe side (its rows are sorted or built into a hash table first); `j` itself when it is an
+   * inner or semi join, with the keys that side probes with. */
+  private def probesBelow(j: EquiJoin, side: Int, probes: List[Probe]): List[Probe] =
+    if (!j.broadcast || !j.streamed.contains(side)) Nil
+    else j.build.filter(_ => j.joinType == Inner || j.joinType == LeftSemi)
+      .map { case (broadcast, buildKeys) =>
+        Probe(broadcast, buildKeys, (if (side == 0) j.leftKeys else j.rightKeys).map(EquiJoin.plain)) :: probes }
+      .getOrElse(probes)
 
   /** The keys of `ks` over `attributes`, if any. */
   private def over(ks: Keys, attributes: AttributeSet): Option[Keys] =

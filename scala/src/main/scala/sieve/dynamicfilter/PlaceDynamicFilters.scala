@@ -4,10 +4,9 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, QueryPlan,
   RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SparkPlan,
-  WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
-import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 
 import sieve.config.SieveConf
 import sieve.dynamicfilter.DynamicFilterBenefit.{Decline, Place}
@@ -184,13 +183,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
         val source = a.source.copy(picks = picked,
           awaited = awaited.contains((CreationRewire.unfiltered(a.source.creation), picked)))
         // (a side without an exchange of its own: the exchanges between it and the target)
-        if (a.app.collect { case e: Exchange if e.find(_ eq target).isDefined => e }
-            .exists(waitsFor(source.creation, _))) {
+        if (route.exchanges.exists(waitsFor(source.creation, _))) {
           reasons += a.why(WaitsForThisSide); None
         } else {
           // (a broadcast below the creation side is not the one this join probes the target's rows with)
           val probedInStage = source.broadcast && ((!a.below && !route.apart && !route.feeding &&
-            !route.afterRowProbe) || probedWithTheSameBroadcast(a.app, target, targetKeys, source))
+            !route.afterRowProbe) || probedWithTheSameBroadcast(route, targetKeys, source))
           DynamicFilterBenefit.atPlacement(target, targetKeys, source, route, facts, probedInStage) match {
             case Decline(why, awaitDpp) =>
               awaitDpp.foreach(_.setTagValue(AwaitPartitionPruning.Awaits, ()))
@@ -215,40 +213,20 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     }
   }
 
-  /** Whether an inner or semi broadcast hash join between `target` and its stage's exchange above it (in `app`)
-   * probes each of the target's rows, as they are read, with `source`'s broadcast on the same keys, dropping
-   * those without a match: a test per row would repeat that probe (TPC-H q20: part's keys, read below
-   * partsupp's shuffle, for lineitem, whose own semi join with part drops the same rows before its aggregate;
-   * tested, 0.70-0.96x). */
-  private def probedWithTheSameBroadcast(app: SparkPlan, target: SparkPlan, targetKeys: Seq[Expression],
+  /** Whether an inner or semi broadcast hash join between the target and its stage's exchange above it
+   * ([[KeyLineage.Route.probes]]) probes each of the target's rows, as they are read, with `source`'s broadcast
+   * on the same keys, dropping those without a match: a test per row would repeat that probe (TPC-H q20: part's
+   * keys, read below partsupp's shuffle, for lineitem, whose own semi join with part drops the same rows before
+   * its aggregate; tested, 0.70-0.96x). */
+  private def probedWithTheSameBroadcast(route: KeyLineage.Route, targetKeys: Seq[Expression],
       source: KeyCollector.Source): Boolean = {
-    def pathTo(p: SparkPlan): Option[List[SparkPlan]] =
-      if (p eq target) Some(Nil) else p.children.iterator.map(pathTo).collectFirst { case Some(l) => p :: l }
     val creation = CreationRewire.unfiltered(source.creation)
     val wanted = source.picks.map(i => QueryPlan.normalizeExpressions(source.keys(i), source.creation.output))
-    // from the target up: the nodes each row passes as it is read, in its stage (probe sides of hash joins)
-    val above = pathTo(app).getOrElse(Nil).reverse
-    val lower = target :: above
-    above.zip(lower).takeWhile { case (node, _) => inStage(node) }.exists {
-      case (EquiJoin(j), child) if (j.joinType == Inner || j.joinType == LeftSemi) &&
-          j.streamed.exists(j.join.children(_) eq child) => j.build.exists {
-        case (broadcast, buildKeys) => CreationRewire.unfiltered(broadcast) == creation && {
-          val probed = if (j.streamed.contains(0)) j.leftKeys else j.rightKeys
-          wanted.zip(targetKeys).forall { case (w, t) =>
-            buildKeys.indices.exists(p => QueryPlan.normalizeExpressions(buildKeys(p), broadcast.output)
-              .semanticEquals(w) && EquiJoin.plain(probed(p)).semanticEquals(t))
-          }
-        }
-      }
-      case _ => false
-    }
-  }
-
-  /** An operator a row passes through in its stage as it is read, without being grouped or sorted. */
-  private def inStage(p: SparkPlan): Boolean = p match {
-    case _: ProjectExec | _: FilterExec | _: WholeStageCodegenExec | _: InputAdapter | _: DynamicFilterExec => true
-    case EquiJoin(j) => j.broadcast
-    case _ => false
+    route.probes.exists(p => CreationRewire.unfiltered(p.broadcast) == creation && wanted.zip(targetKeys).forall {
+      case (w, t) => p.buildKeys.indices.exists(i =>
+        QueryPlan.normalizeExpressions(p.buildKeys(i), p.broadcast.output).semanticEquals(w) &&
+          p.probed(i).semanticEquals(t))
+    })
   }
 
   /** Why not, when `j`'s keys reach scans only inside exchanges that several joins read (which `filterFor`

@@ -710,11 +710,19 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       def query(pairs: String) = sql("SELECT s.k, s.v, a.total FROM (SELECT /*+ BROADCAST(d1) */ f.k, f.v FROM fact f " +
         s"JOIN d1 ON f.k = d1.k WHERE d1.cat = 7) s JOIN (SELECT p.k, sum(p.v) AS total FROM $pairs GROUP BY p.k) a " +
         "ON s.k = a.k")
+      // d1's broadcast, below the sort-merge join's other side, is the one pairs' own join probes its rows with
+      val repeated = "keys of the broadcast below its creation side: the scan of pairs: k's values are spread over " +
+        "every row group (sampled footers), so its keys would skip none, and the broadcast join probes each row in this stage"
       val probed = checkAnswerAgainstVanilla(query(
         "pairs p LEFT SEMI JOIN (SELECT /*+ BROADCAST(d) */ k FROM d1 d WHERE cat = 7) d ON p.k = d.k"))
       assert(!placement(probed).exists(_._1 == "pairs"), probed.queryExecution.executedPlan)
-      assert(DynamicFilterExplain(probed.queryExecution.executedPlan).mkString("\n")
-        .contains("the broadcast join probes each row in this stage"))
+      assert(DynamicFilterExplain(probed.queryExecution.executedPlan).mkString("\n").contains(repeated))
+      // the same probe with its key renamed between the join and the scan (`k AS pk`)
+      val renamed = checkAnswerAgainstVanilla(query("(SELECT q.pk AS k, q.v FROM (SELECT k AS pk, v FROM pairs) q " +
+        "JOIN (SELECT /*+ BROADCAST(d) */ k FROM d1 d WHERE cat = 7) d ON q.pk = d.k) p"))
+      assert(!placement(renamed).exists(_._1 == "pairs"), renamed.queryExecution.executedPlan)
+      assert(DynamicFilterExplain(renamed.queryExecution.executedPlan).mkString("\n").contains(repeated),
+        DynamicFilterExplain(renamed.queryExecution.executedPlan).mkString("\n"))
       // without pairs' own semi join, d1's keys drop its rows before its aggregate
       val alone = checkAnswerAgainstVanilla(query("pairs p"))
       assert(placement(alone).exists(_._1 == "pairs"), alone.queryExecution.executedPlan)
