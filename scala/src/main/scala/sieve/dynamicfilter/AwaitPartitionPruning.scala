@@ -31,7 +31,7 @@ object AwaitPartitionPruning extends Rule[SparkPlan] {
       def await(p: SparkPlan): SparkPlan = p match {
         case e: Exchange if shared(e) => e
         case a: AwaitBroadcastsExec => a
-        case f: DynamicFilterExec => f.withNewChildren(f.child +: f.creations.map(await))
+        case f: DynamicFilterExec => f.withNewChildren(f.child +: (f.creations.map(await) ++ f.bounds))
         case s: FileSourceScanExec if awaits(s) => PrunedScanBytes.pendingDpp(s, plan) match {
           case Some(pending) if !pending.inItsStage && !pending.broadcasts.exists(_.exists {
                 case _: DynamicFilterExec => true

@@ -135,6 +135,21 @@ object DynamicFilterBenefit {
       }
     }
 
+  /** What the wait for `source`'s keys may cost, as it runs, before a filter placed on `target` stops waiting for
+   * them ([[WaitBoundExec]]): what [[leastScanBytes]] weighs the wait against — each byte the scan reads,
+   * [[Saving.perByte]] times, over `waitWeight` — less the stage's start, in bytes of reading. None when it waits
+   * for nothing of its own (as [[leastScanBytes]] counts the wait) or the wait never declines (`waitWeight` 0). */
+  def waitBudget(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
+      probedInStage: Boolean): Option[BigInt] = {
+    val weight = SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
+    lazy val wait = waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
+    if (route.feeding || source.awaited || weight <= 0 || wait.read + wait.start <= 0) None
+    else {
+      val saves = BigDecimal(scanBytes(scanOf(target))) * Saving(target, keys, source, route, collectOnly = false).perByte
+      Some((saves / weight - BigDecimal(wait.start)).max(0).toBigInt)
+    }
+  }
+
   /** The floor a scan must read at run time (the wait for its keys over): `minApplicationBytes`. */
   def runTimeLeast(route: KeyLineage.Route): Least =
     floor(if (route.feeding) 0L else SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf))
@@ -281,13 +296,25 @@ object DynamicFilterBenefit {
   private def idleBytes(scan: SparkPlan): BigInt = scan match {
     case s: FileSourceScanExec =>
       val read = scanBytes(s)
-      val files = BigInt(s.relation.sizeInBytes.max(1L))
-      val cores = BigInt(parallelism(s))
-      val split = BigInt(conf.filesMaxPartitionBytes).min(BigInt(conf.filesOpenCostInBytes).max((files + cores - 1) / cores))
-      val tasks = ((files + split - 1) / split).max(1)
+      val (tasks, cores) = (tasksOf(s), BigInt(parallelism(s)))
       val waves = (tasks + cores - 1) / cores
       (read * cores * waves / tasks - read).max(0)
     case other => scanBytes(other)
+  }
+
+  /** A file scan's tasks: its files split as Spark splits them (`FilePartition.maxSplitBytes`). */
+  private def tasksOf(s: FileSourceScanExec): BigInt = {
+    val files = BigInt(s.relation.sizeInBytes.max(1L))
+    val cores = BigInt(parallelism(s))
+    val split = BigInt(conf.filesMaxPartitionBytes).min(BigInt(conf.filesOpenCostInBytes).max((files + cores - 1) / cores))
+    ((files + split - 1) / split).max(1)
+  }
+
+  /** The cores `scan`'s stage would keep busy: a file scan's tasks, at most the cluster's cores for a scan. */
+  def coresOf(scan: SparkPlan): Int = scan match {
+    case s: FileSourceScanExec => tasksOf(s).min(parallelism(s)).toInt
+    case _ => math.max(1, conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM).getOrElse(
+      org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism).getOrElse(1)))
   }
 
   /** The tasks a file scan runs at once: Spark's minimum of partitions for a file scan (`FilePartition`). */

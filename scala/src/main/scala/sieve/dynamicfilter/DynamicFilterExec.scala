@@ -46,7 +46,10 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
   /** The creation sides, filter by filter: this operator's children after `child`. */
   def creations: Seq[SparkPlan] = filters.flatMap(_.sources.map(_.creation))
 
-  override def children: Seq[SparkPlan] = child +: creations
+  /** The bounds of filters' waits for their creation sides ([[WaitBoundExec]]): the children after them. */
+  def bounds: Seq[SparkPlan] = filters.flatMap(_.bound)
+
+  override def children: Seq[SparkPlan] = child +: (creations ++ bounds)
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
@@ -57,8 +60,8 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   /** This operator with one more filter, of `filterKeys`, fed by `sources` (see [[KeyFilter]]). */
   def and(filterKeys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
-      minScanBytes: Long): DynamicFilterExec =
-    copy(filters = filters :+ KeyFilter(filterKeys, sources, probedInStage, minScanBytes))
+      minScanBytes: Long, bound: Option[SparkPlan] = None): DynamicFilterExec =
+    copy(filters = filters :+ KeyFilter(filterKeys, sources, probedInStage, minScanBytes, bound))
 
   /** This operator without filter `f` (the child alone when it was the only one). */
   def without(f: Int): SparkPlan = if (filterCount == 1) child else copy(filters = filters.patch(f, Nil, 1))
@@ -76,7 +79,8 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
     val input = AttributeSeq(children.flatMap(_.output))
     def normal(keys: Seq[Expression]) = keys.map(QueryPlan.normalizeExpressions(_, input))
     DynamicFilterExec(child.canonicalized, filters.map(f => f.copy(keys = normal(f.keys),
-      sources = f.sources.map(s => s.copy(creation = s.creation.canonicalized, keys = normal(s.keys))))))
+      sources = f.sources.map(s => s.copy(creation = s.creation.canonicalized, keys = normal(s.keys))),
+      bound = f.bound.map(_.canonicalized))))
   }
 
   /** The name of filter `i`'s metric `name` (every filter has its own). */
@@ -370,12 +374,12 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   /** This operator reading `newCreations` instead of its creation sides (a copy: no tags of its own). */
   def withCreations(newCreations: Seq[SparkPlan]): DynamicFilterExec =
-    withNewChildrenInternal((child +: newCreations).toIndexedSeq)
+    withNewChildrenInternal((child +: (newCreations ++ bounds)).toIndexedSeq)
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): DynamicFilterExec = {
-    val creations = newChildren.tail.iterator
-    copy(child = newChildren.head,
-      filters = filters.map(f => f.copy(sources = f.sources.map(_.copy(creation = creations.next())))))
+    val rest = newChildren.tail.iterator
+    val fed = filters.map(f => f.copy(sources = f.sources.map(_.copy(creation = rest.next()))))
+    copy(child = newChildren.head, filters = fed.map(f => f.copy(bound = f.bound.map(_ => rest.next()))))
   }
 }
 
@@ -384,16 +388,17 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
  * key of one of its `sources` (usually one; several in the copies of an exchange computed once for several
  * joins, [[SharedExchangeFilters]]). `probedInStage`: its sources are broadcasts whose joins probe each of the
  * child's rows in its stage (see [[DynamicFilterExec]]); `minScanBytes`: what the scan must read for it to pay at run time
- * once dynamic partition pruning has run (0: its size does not decide).
+ * once dynamic partition pruning has run (0: its size does not decide); `bound`: what ends the scan's wait
+ * for its sources when it outgrows what the filter saves ([[WaitBoundExec]], under AQE).
  */
 final case class KeyFilter(keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
-    minScanBytes: Long)
+    minScanBytes: Long, bound: Option[SparkPlan] = None)
 
 object DynamicFilterExec {
   /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see [[KeyFilter]]). */
   def apply(child: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
-      minScanBytes: Long): DynamicFilterExec =
-    DynamicFilterExec(child, Seq(KeyFilter(keys, sources, probedInStage, minScanBytes)))
+      minScanBytes: Long, bound: Option[SparkPlan]): DynamicFilterExec =
+    DynamicFilterExec(child, Seq(KeyFilter(keys, sources, probedInStage, minScanBytes, bound)))
 
   /** The child to read, the filters pushed into its scan, and each filter's outcome. */
   private final case class Prepared(plan: SparkPlan, outcomes: Map[Int, FilterOutcome])

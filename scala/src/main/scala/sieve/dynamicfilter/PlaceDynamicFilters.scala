@@ -193,8 +193,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
             case Decline(why, awaitDpp) =>
               awaitDpp.foreach(_.setTagValue(AwaitPartitionPruning.Awaits, ()))
               reasons += a.why(why); None
-            case Place => Some(withFilter(target, targetKeys, Seq(source), probedInStage,
-              DynamicFilterBenefit.runTimeLeast(route).bytes.toLong))
+            case Place => waitBound(target, targetKeys, source, route, probedInStage) match {
+              case Left(why) => reasons += a.why(why); None
+              case Right(bound) => Some(withFilter(target, targetKeys, Seq(source), probedInStage,
+                DynamicFilterBenefit.runTimeLeast(route).bytes.toLong, bound))
+            }
           }
         }
       }.map { newApp =>
@@ -298,16 +301,40 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   /** Whether `source` is a broadcast below `j`'s creation side ([[broadcastBelow]]), not the join's own. */
   private def belowCreation(j: EquiJoin, source: KeyCollector.Source): Boolean = source.broadcast && !j.broadcast
 
+  /** Whether the rules run as AQE's (not [[DynamicFiltersWithoutAqe]]): only there does a scan's stage start
+   * once the stages it reads have run, so that a bound can end its wait ([[WaitBoundExec]]). */
+  private[dynamicfilter] val underAqe = new scala.util.DynamicVariable(true)
+
+  /** The bound of the wait for `source`'s keys of a filter placed on `target` ([[WaitBoundExec]]; None where it
+   * waits for nothing of its own, or not under AQE), or why it is declined: as AQE plans again, its scan's wait
+   * has cost more than it saves already. */
+  private def waitBound(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
+      route: KeyLineage.Route, probedInStage: Boolean): Either[String, Option[SparkPlan]] =
+    if (!underAqe.value) Right(None)
+    else DynamicFilterBenefit.waitBudget(target, keys, source, route, probedInStage) match {
+      case None => Right(None)
+      case Some(budget) =>
+        val scan = scanOf(target)
+        val key = WaitBound.keyOf(scan)
+        val rate = SieveConf.DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND.get(conf)
+        WaitBound.spent(WaitBound.executionId, key, rate) match {
+          case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
+            s"would use stood idle, long enough to read $spent bytes (readBytesPerCoreSecond: $rate), more than " +
+            s"the $budget bytes of reading it saves: the wait was ended")
+          case _ => Right(Some(WaitBoundExec(key, budget, DynamicFilterBenefit.coresOf(scan), rate)))
+        }
+    }
+
   // (a filter in the copies of a shared exchange: not probed in stage)
   private[dynamicfilter] def withFilter(target: SparkPlan, keys: Seq[Expression], placed: Seq[KeyCollector.Source],
-      probedInStage: Boolean, minScanBytes: Long): SparkPlan = {
+      probedInStage: Boolean, minScanBytes: Long, bound: Option[SparkPlan] = None): SparkPlan = {
     // (whether a source was awaited is of its placement, not of the filter: copies stay canonically equal)
     val sources = placed.map(_.copy(awaited = false))
     target match {
       case f: DynamicFilterExec =>
-        if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage, minScanBytes)
+        if (f.has(keys, sources.map(_.creation))) f else f.and(keys, sources, probedInStage, minScanBytes, bound)
       case _ =>
-        val f = DynamicFilterExec(target, keys, sources, probedInStage, minScanBytes)
+        val f = DynamicFilterExec(target, keys, sources, probedInStage, minScanBytes, bound)
         // AQE maps a stage back to the logical plan by the first logical link in it: the filter is not in
         // the optimized plan, the scan it filters is (the node alone: setLogicalLink would pass the link on
         // to the creation side's exchange)

@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.joins.SortMergeJoinExec
 import org.apache.spark.sql.types.LongType
 
 import sieve.SieveSessionSuite
+import sieve.config.SieveConf
 import sieve.dynamicfilter.FilterViews._
 
 /** Where dynamic filters go: on which scans, through which operators, and where not — answers equal to
@@ -24,6 +25,9 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
    * fact_by_p: fact partitioned by p = k2 % 4; pairs: fact's first 4,000 (k, v). */
   override protected def beforeAll(): Unit = {
     super.beforeAll()
+    // a core reads these tables' few hundred KB in ms, less than any stage takes: under AQE, scans here wait for
+    // their keys as long as the creation side takes (the bound of that wait has a test of its own)
+    spark.conf.set(SieveConf.DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND.key, "1")
     spark.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "CAST(id % 500 AS INT) AS k2", "id AS v")
       .write.parquet(s"$dir/fact")
     spark.range(40000).selectExpr("CAST(id % 1999 AS INT) AS k", "CAST(id % 499 AS INT) AS k2", "id AS v")
@@ -783,6 +787,49 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         assert(text.contains("joins without a dynamic filter") && text.contains(why) &&
           !text.contains("reach no file scan"), text)
       }
+    }
+  }
+
+  test("under AQE a scan waits for its keys only while its idle cores could not read what the filter saves") {
+    // d1's rows pass a UDF that holds its one task 2 s (at key 0): fact's stage, one task, waits for d1's
+    // shuffle with the other core idle
+    Seq(spark, vanilla).foreach(_.udf.register("slow_cat",
+      (k: Int, cat: Int) => { if (k == 0) Thread.sleep(2000); cat }))
+    val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE slow_cat(d1.k, d1.cat) = 7"
+    def bounds(plan: SparkPlan) = collectWithSubqueries(plan) { case b: WaitBoundExec => b }
+    withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "true",
+        "spark.sieve.dynamicFilter.stageStartBytes" -> "0", "spark.sieve.dynamicFilter.readBytesPerCoreSecond" -> "64m"): _*) {
+      views(spark)
+      // AQE's first plan: fact's filter waits for d1's keys, within a budget of what it saves (k lies in every
+      // row group of fact, so none of its read: the shuffle its rows go into, twice their bytes)
+      val df = spark.sql(q)
+      val Seq(bound) = bounds(df.queryExecution.executedPlan)
+      val factBytes = FilterPlans.scanBytes(collectWithSubqueries(df.queryExecution.executedPlan) {
+        case s: FileSourceScanExec if table(s) == "fact" => s }.head)
+      assert(bound.budget === factBytes * 2 && bound.cores === 1 && bound.scan.startsWith("the scan of fact #"), bound)
+      // at 64 MB a second, fact's ~300 KB take ms: the wait is ended, AQE plans fact's stage without the filter
+      val cut = checkAnswerAgainstVanilla(sql(q))
+      val plan = cut.queryExecution.executedPlan
+      assert(filters(cut).isEmpty, plan)
+      val why = DynamicFilterExplain(plan).mkString("\n")
+      assert(why.contains("the scan of fact waited for its keys while the cores it would use stood idle") &&
+        why.contains("the wait was ended"), why)
+      // a core reading 1 KB a second: 2 s of it read less than fact's filter saves, the scan waits for d1
+      withConf("spark.sieve.dynamicFilter.readBytesPerCoreSecond" -> "1k") {
+        val waited = checkAnswerAgainstVanilla(sql(q))
+        // 20 rows of fact per key of d1's 20 (cat = 7)
+        assert(placement(waited) === Seq("fact" -> Seq("k")) && rowsOut(filters(waited).head) === 400,
+          waited.queryExecution.executedPlan)
+        // placed again once d1's stage had run: its keys cost no wait, and nothing bounds it
+        assert(bounds(waited.queryExecution.executedPlan).isEmpty, waited.queryExecution.executedPlan)
+      }
+    }
+    // without AQE no stage waits for another: no bound
+    withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "false",
+        "spark.sieve.dynamicFilter.stageStartBytes" -> "0"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      assert(placement(df) === Seq("fact" -> Seq("k")) && bounds(df.queryExecution.executedPlan).isEmpty,
+        df.queryExecution.executedPlan)
     }
   }
 }
