@@ -89,13 +89,16 @@ object SieveConf {
       "fewer filters make a scan wait; 0, the wait never declines one (a filter wherever the other checks allow).",
     min = 0.0, max = 1e6)
 
-  val DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND: ConfigEntry[Long] = ConfigEntry.bytes(
-    "spark.sieve.dynamicFilter.readBytesPerCoreSecond", default = 64L << 20,
-    "What a core reads of a Parquet scan's files in a second (columns read, as stored; about 50-60 MB on a " +
-      "laptop core). Under AQE it bounds a scan's wait for a creation side that has not run: the scan's stage " +
-      "waits only while the cores it would use, idle meanwhile, could not have read what the filter saves " +
-      "(stageStartBytes aside) at this rate; past that, AQE plans again without the filter and the scan starts. " +
-      "Lower, scans wait longer for their keys; 1 B, as long as the creation side takes.", min = 1L)
+  val DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
+    "spark.sieve.dynamicFilter.idleCoreSecondBytes", default = 4L << 20,
+    "Under AQE, what a second of a core left idle by a scan's wait for its keys costs, in the bytes of reading " +
+      "against which a filter's saving is weighed (its scan's bytes, up to three times: stageStartBytes). A scan's " +
+      "stage waits for a creation side that has not run only until the idle core time of the cores it would use, " +
+      "at this rate, exceeds what its filter saves less a stage's start; then AQE plans again without the filter " +
+      "and the scan starts. On TPC-H sf1 here the filters that paid waited up to an idle core-second for each " +
+      "4-8 MB they save (a core reads 50-60 MB of Parquet a second: what a dropped row saves above the scan, its " +
+      "shuffle, sort and join, is counted low). Higher, waits end sooner; 1 B, a scan waits as long as its " +
+      "creation side takes.", min = 1L)
 
   val DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.throughPreservedSide", default = true,
@@ -197,7 +200,7 @@ object SieveConf {
     SUBQUERY_ORDER_ENABLED, SUBQUERY_ORDER_COST_MODEL,
     DYNAMIC_FILTER_ENABLED,
     DYNAMIC_FILTER_MIN_APPLICATION_BYTES, DYNAMIC_FILTER_STAGE_START_BYTES, DYNAMIC_FILTER_WAIT_WEIGHT,
-    DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND,
+    DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES,
     DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE, DYNAMIC_FILTER_BEFORE_SHUFFLE,
     DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW, DYNAMIC_FILTER_MIN_SIZE_RATIO, DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING,
     DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,

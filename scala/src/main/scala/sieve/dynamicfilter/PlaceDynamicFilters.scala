@@ -316,11 +316,11 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       case Some(budget) =>
         val scan = scanOf(target)
         val key = WaitBound.keyOf(scan)
-        val rate = SieveConf.DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND.get(conf)
+        val rate = SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.get(conf)
         WaitBound.spent(WaitBound.executionId, key, rate) match {
           case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
-            s"would use stood idle, long enough to read $spent bytes (readBytesPerCoreSecond: $rate), more than " +
-            s"the $budget bytes of reading it saves: the wait was ended")
+            s"would use stood idle, at a cost of $spent bytes of reading (idleCoreSecondBytes: $rate), more than " +
+            s"the $budget it saves: the wait was ended")
           case _ => Right(Some(WaitBoundExec(key, budget, DynamicFilterBenefit.coresOf(scan), rate)))
         }
     }

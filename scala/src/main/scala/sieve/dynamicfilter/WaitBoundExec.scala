@@ -20,15 +20,15 @@ import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
  * Bounds a scan's wait for a dynamic filter's keys (under AQE) by what the filter is expected to save. A child
  * of the filter's [[DynamicFilterExec]] beside its creation sides, so the scan's stage waits for it too; an AQE
  * stage of its own (a broadcast of nothing) that completes once the cores the scan would use have stood idle
- * long enough to read `budget` bytes ([[WaitBound]]) — what the filter saves, in bytes of reading, less its
- * stage's start ([[DynamicFilterBenefit.waitBudget]]). Its completion makes AQE plan again; by then the
+ * long enough to cost `budget` bytes of reading ([[WaitBound]]) — what the filter saves less its stage's start
+ * ([[DynamicFilterBenefit.waitBudget]]). Its completion makes AQE plan again; by then the
  * creation side has run (the filter is placed without a bound: its keys cost no wait) or the wait is spent and
  * [[PlaceDynamicFilters]] declines the filter, so the scan's stage starts without it. Nothing reads its
  * result; the rows and the answer are never its.
  *
  * `scan` names the scan whose wait it bounds (every bound of one scan in one execution reads one clock),
  * `cores` the tasks that scan would run at once (the idle cores beyond those cost it nothing),
- * `bytesPerCoreSecond` what a core reads meanwhile (`readBytesPerCoreSecond`).
+ * `bytesPerCoreSecond` what an idle core-second costs (`idleCoreSecondBytes`).
  */
 case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreSecond: Long,
     child: SparkPlan = NoRowsExec())
@@ -62,7 +62,7 @@ case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreS
     throw new UnsupportedOperationException(s"$nodeName bounds a wait; it has no rows")
 
   override def simpleString(maxFields: Int): String =
-    s"WaitBound: $scan waits while its $cores core(s) idle read less than $budget bytes"
+    s"WaitBound: $scan waits while its $cores core(s) idle cost less than $budget bytes ($bytesPerCoreSecond a core-second)"
 
   override protected def withNewChildInternal(newChild: SparkPlan): WaitBoundExec = copy(child = newChild)
 }
@@ -76,7 +76,7 @@ case class NoRowsExec(output: Seq[Attribute] = Nil) extends LeafExecNode {
 /**
  * The clocks of scans' waits: per execution and scan, the idle core time counted since its first bound's
  * stage started — each tick, the cores of the cluster running no task (at most the scan's), times the time
- * since the last. In bytes of reading at `readBytesPerCoreSecond`, that is what the wait has cost so far, asked
+ * since the last. In bytes of reading at `idleCoreSecondBytes`, that is what the wait has cost so far, asked
  * by the bounds (each completes once it exceeds its budget) and by [[PlaceDynamicFilters]] as AQE plans again.
  */
 object WaitBound {

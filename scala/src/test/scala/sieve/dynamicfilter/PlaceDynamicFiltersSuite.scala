@@ -27,7 +27,7 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     super.beforeAll()
     // a core reads these tables' few hundred KB in ms, less than any stage takes: under AQE, scans here wait for
     // their keys as long as the creation side takes (the bound of that wait has a test of its own)
-    spark.conf.set(SieveConf.DYNAMIC_FILTER_READ_BYTES_PER_CORE_SECOND.key, "1")
+    spark.conf.set(SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.key, "1")
     spark.range(40000).selectExpr("CAST(id % 2000 AS INT) AS k", "CAST(id % 500 AS INT) AS k2", "id AS v")
       .write.parquet(s"$dir/fact")
     spark.range(40000).selectExpr("CAST(id % 1999 AS INT) AS k", "CAST(id % 499 AS INT) AS k2", "id AS v")
@@ -798,7 +798,8 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE slow_cat(d1.k, d1.cat) = 7"
     def bounds(plan: SparkPlan) = collectWithSubqueries(plan) { case b: WaitBoundExec => b }
     withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "true",
-        "spark.sieve.dynamicFilter.stageStartBytes" -> "0", "spark.sieve.dynamicFilter.readBytesPerCoreSecond" -> "64m"): _*) {
+        "spark.sieve.dynamicFilter.stageStartBytes" -> "0",
+        SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.key -> SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.default.toString): _*) {
       views(spark)
       // AQE's first plan: fact's filter waits for d1's keys, within a budget of what it saves (k lies in every
       // row group of fact, so none of its read: the shuffle its rows go into, twice their bytes)
@@ -807,15 +808,16 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       val factBytes = FilterPlans.scanBytes(collectWithSubqueries(df.queryExecution.executedPlan) {
         case s: FileSourceScanExec if table(s) == "fact" => s }.head)
       assert(bound.budget === factBytes * 2 && bound.cores === 1 && bound.scan.startsWith("the scan of fact #"), bound)
-      // at 64 MB a second, fact's ~300 KB take ms: the wait is ended, AQE plans fact's stage without the filter
+      // at 4 MB an idle core-second, fact's 600 KB saved are spent in 0.15 s: the wait is ended, AQE plans
+      // fact's stage without the filter
       val cut = checkAnswerAgainstVanilla(sql(q))
       val plan = cut.queryExecution.executedPlan
       assert(filters(cut).isEmpty, plan)
       val why = DynamicFilterExplain(plan).mkString("\n")
       assert(why.contains("the scan of fact waited for its keys while the cores it would use stood idle") &&
         why.contains("the wait was ended"), why)
-      // a core reading 1 KB a second: 2 s of it read less than fact's filter saves, the scan waits for d1
-      withConf("spark.sieve.dynamicFilter.readBytesPerCoreSecond" -> "1k") {
+      // at 1 KB an idle core-second, 2 s of it cost less than fact's filter saves: the scan waits for d1
+      withConf("spark.sieve.dynamicFilter.idleCoreSecondBytes" -> "1k") {
         val waited = checkAnswerAgainstVanilla(sql(q))
         // 20 rows of fact per key of d1's 20 (cat = 7)
         assert(placement(waited) === Seq("fact" -> Seq("k")) && rowsOut(filters(waited).head) === 400,
