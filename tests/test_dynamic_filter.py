@@ -159,3 +159,33 @@ def test_a_data_source_v2_scan_gets_a_filter(spark, vanilla, tables, aqe):
         _, df = _answers(spark, vanilla, query, aqe, "-1")
     assert "BatchScan" in plan_text(df), plan_text(df)
     assert dynamic_filters(df), sieve.explain(df, print_it=False)
+
+
+def test_a_scan_waits_for_its_keys_no_longer_than_its_filter_saves(spark, vanilla, tables):
+    """Under AQE, the fact's stage waits for the dimension's shuffle (sort-merge) only while its idle cores cost
+    less than the filter saves: a dimension held 2 s by a UDF ends the wait, the fact is read unfiltered, and
+    explain says why; counted cheaper (idleCoreSecondBytes), the same wait is kept and the filter runs."""
+    def slow_cat(k, cat):
+        if k == 0:
+            import time
+            time.sleep(2)
+        return cat
+    for session in (spark, vanilla):
+        session.udf.register("slow_cat", slow_cat, "int")
+    query = "SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE slow_cat(d.k, d.cat) = 7"
+    joins = {"spark.sql.adaptive.enabled": "true", "spark.sql.autoBroadcastJoinThreshold": "-1",
+             "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}
+    _, expected = run(vanilla, query, **joins)
+    assert len(expected) == 300
+    # the wait priced as at plan time by default (the module's tables are too small for it otherwise)
+    priced = {**joins, "spark.sieve.dynamicFilter.waitWeight": "1", "spark.sieve.dynamicFilter.stageStartBytes": "0"}
+    try:
+        df, rows = run(spark, query, **priced)
+        assert sorted(rows) == sorted(expected)
+        text = sieve.explain(df, print_it=False)
+        assert not dynamic_filters(df) and "the wait was ended" in text, text
+        df, rows = run(spark, query, **priced, **{"spark.sieve.dynamicFilter.idleCoreSecondBytes": "1k"})
+        assert sorted(rows) == sorted(expected)
+        assert dynamic_filters(df) and "30000 in, 300 out" in sieve.explain(df, print_it=False)
+    finally:
+        spark.conf.set("spark.sieve.dynamicFilter.waitWeight", "0")
