@@ -131,16 +131,25 @@ object FilterPlans extends PredicateHelper {
   }
 
   /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
-   * for both, which a filter in one copy would undo. */
+   * for both, which a filter in one copy would undo. A dynamic filter's creation side is no copy: it is the
+   * very exchange its join reads ([[CreationRewire]] keeps it so when a filter goes into that exchange). */
   def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
     // without the dynamic filters: a join inside each copy puts its filter there during this same pass
     // (TPC-DS q59: the date join inside the CTE), and the copy must still count as one with the other
-    val all = plan.collectWithSubqueries {
-      case s: QueryStageExec => CreationRewire.unfiltered(s.plan)
-      case r: ReusedExchangeExec => CreationRewire.unfiltered(r.child)
-      case e: Exchange => CreationRewire.unfiltered(e)
+    def exchanges(p: SparkPlan): Seq[SparkPlan] = {
+      val here = p match {
+        case s: QueryStageExec => Seq(CreationRewire.unfiltered(s.plan))
+        case r: ReusedExchangeExec => Seq(CreationRewire.unfiltered(r.child))
+        case e: Exchange => Seq(CreationRewire.unfiltered(e))
+        case _ => Nil
+      }
+      val below = p match {
+        case f: DynamicFilterExec => Seq(f.child)
+        case other => other.children
+      }
+      here ++ (below ++ p.subqueries).flatMap(exchanges)
     }
-    val counts = all.groupBy(identity).map { case (k, v) => k -> v.size }
+    val counts = exchanges(plan).groupBy(identity).map { case (k, v) => k -> v.size }
     val withCopies = counts.filter(_._2 > 1).keySet
     e => withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))
   }

@@ -6,6 +6,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Add, Cast, Coalesce, Expression, Literal}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{EnsureRequirements, ShuffleExchangeExec}
 import org.apache.spark.sql.execution.joins.SortMergeJoinExec
@@ -448,6 +449,28 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     assert(why.contains("its stage does not wait for it (awaitPartitionPruning=false)"), why)
   }
 
+  test("a scan awaiting DPP's keys waits for them above a filter whose creation side has run") {
+    // TPC-DS q72 partitioned: household_demographics' broadcast ran first and its filter went on catalog_sales at
+    // once (no wait); the scan's stage, below that filter, then started before DPP's date broadcast was built,
+    // and customer_demographics' filter, to be decided once DPP's keys were known, never came (2.8M rows into
+    // the sort-merge join instead of 94K). Here DPP's side dp takes 3 s, x 1.5 s (one row each), d1 none: whichever
+    // of x and d1 runs first, its filter is placed at once and the stage waits for dp, so the other's is placed too
+    Seq(spark, vanilla).foreach(_.udf.register("slow_at",
+      (k: Int, at: Int, ms: Int) => { if (k == at) Thread.sleep(ms); k }))
+    val q = "SELECT f.k, f.s FROM (SELECT p, k, k2, sum(v) AS s FROM fact_by_p GROUP BY p, k, k2) f " +
+      "JOIN (SELECT k2 % 4 AS p FROM d2 WHERE k2 = 3 AND slow_at(grp, 3, 3000) = 3) dp ON f.p = dp.p " +
+      "JOIN d1 ON f.k = d1.k " +
+      "JOIN (SELECT k2 FROM d2 WHERE slow_at(k2 * 100 + grp, 707, 1500) % 100 = 7) x ON f.k2 = x.k2 WHERE d1.cat = 7"
+    withConf(joins("10485760") ++ Seq("spark.sql.adaptive.enabled" -> "true",
+        "spark.sieve.dynamicFilter.sameStageRowTest" -> "true", "spark.sieve.dynamicFilter.stageStartBytes" -> "0"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val plan = df.queryExecution.executedPlan
+      assert(plan.toString.contains("dynamicpruning"), plan)
+      assert(placement(df).filter(_._1 == "fact_by_p").flatMap(_._2).sorted === Seq("k", "k2"),
+        plan.toString + DynamicFilterExplain(plan).mkString("\n"))
+    }
+  }
+
   // AQE off: once AQE has run g's stage, its measured shuffle (10,000 uncompressed rows) is larger than
   // fact's compressed scan of these tiny tables, and that rule declines (at sf10 q50: MBs against GBs)
   test("a creation side read from pruned partitions counts as filtered (TPC-DS q50's shape, partitioned)") {
@@ -457,6 +480,25 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
       val df = checkAnswerAgainstVanilla(sql(q))
       assert(placement(df) === Seq("fact" -> Seq("k,v")), df.queryExecution.executedPlan)
       assert(filters(df).map(rowsOut) === Seq(10000), df.queryExecution.executedPlan)
+    }
+  }
+
+  // TPC-DS q72 partitioned: catalog_sales' shuffle is the creation side of inventory's filter; counted as a copy
+  // of itself, it was "shared", so its scan neither waited for DPP's broadcast nor got the filters of the
+  // dimensions above (cd, hd: 2.8M rows into the sort-merge join instead of 94K)
+  test("a filter's creation side is the exchange its join reads, not a copy of it") {
+    eager(joins("-1") :+ ("spark.sql.adaptive.enabled" -> "false"): _*) {
+      val df = checkAnswerAgainstVanilla(sql(
+        "SELECT f.v, g.v FROM fact f JOIN (SELECT * FROM fact_by_p WHERE p = 1) g ON f.k = g.k AND f.v = g.v"))
+      val plan = df.queryExecution.executedPlan
+      val creations = filters(df).flatMap(_.creations)
+      assert(creations.nonEmpty && !creations.exists(FilterPlans.sharedExchanges(plan)), plan)
+      // a CTE's aggregate read by two joins is one exchange computed for both: shared
+      val twice = checkAnswerAgainstVanilla(sql("WITH a AS (SELECT k, SUM(v) AS s FROM fact GROUP BY k) " +
+        "SELECT x.k, x.s, y.s FROM a x JOIN a y ON x.k = y.k"))
+      val twicePlan = twice.queryExecution.executedPlan
+      val aggregates = twicePlan.collect { case e: ShuffleExchangeExec if e.exists(_.isInstanceOf[HashAggregateExec]) => e }
+      assert(aggregates.nonEmpty && aggregates.forall(FilterPlans.sharedExchanges(twicePlan)), twicePlan)
     }
   }
 
