@@ -46,9 +46,10 @@ case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreS
   @transient private lazy val done = new CompletableFuture[Broadcast[Any]]()
   @transient private lazy val promise = Promise[Broadcast[Any]]()
 
-  override lazy val relationFuture: java.util.concurrent.Future[Broadcast[Any]] = done
+  // (transient, as BroadcastExchangeExec's: a plan holding this node may go into a task's closure, futures cannot)
+  @transient override lazy val relationFuture: java.util.concurrent.Future[Broadcast[Any]] = done
 
-  override protected lazy val completionFuture: Future[Broadcast[Any]] = {
+  @transient override protected lazy val completionFuture: Future[Broadcast[Any]] = {
     WaitBound.await(sparkContext, executionId, scan, cores, budget, bytesPerCoreSecond) { () =>
       done.complete(null)
       promise.trySuccess(null)
