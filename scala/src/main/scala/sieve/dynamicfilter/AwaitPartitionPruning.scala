@@ -13,8 +13,9 @@ import sieve.scan.{KeyScanPushdown, PrunedScanBytes}
  * DPP's keys are known ([[DynamicFilterBenefit]] check 5, tagged [[Awaits]]) and whose stage would start at
  * once: it waits for the broadcasts its DPP reads, so that AQE plans it again with those keys known and the
  * filter is sized by what DPP keeps. Not in exchanges with copies (the copies must stay equal); above a dynamic
- * filter on the scan (the filter reads the scan it sits on), not for broadcasts that hold dynamic filters or awaiting scans themselves (no wait that could
- * come back to this scan, no broadcast changed here after its copy is taken).
+ * filter on the scan (the filter reads the scan it sits on); not for broadcasts that hold dynamic filters or
+ * awaiting scans themselves (no wait that could come back to this scan, no broadcast changed here after its
+ * copy is taken).
  */
 object AwaitPartitionPruning extends Rule[SparkPlan] {
 
