@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.Exchange
 
-import sieve.plan.PlanMemo
 import sieve.scan.{KeyScanPushdown, PrunedScanBytes}
 
 /**
@@ -26,7 +25,7 @@ object AwaitPartitionPruning extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(awaits)) plan
-    else PlanMemo.during {
+    else FilterPlans.during(plan) {
       val shared = FilterPlans.sharedExchanges(plan)
       // the broadcasts `s`'s DPP reads, when its stage would not wait for them, none of them holds a dynamic
       // filter or an awaiting scan

@@ -271,7 +271,8 @@ object DynamicFilterBenefit {
 
   /** The scans in `plan` that AQE has not read already (a stage that has run: none). */
   private def toRead(plan: SparkPlan): Seq[SparkPlan] = plan match {
-    case s: QueryStageExec => if (s.isMaterialized) Nil else toRead(s.plan)
+    case s if materialized(s) => Nil
+    case s: QueryStageExec => toRead(s.plan)
     case r: ReusedExchangeExec => toRead(r.child)
     case scan if targetable(scan) => Seq(scan)
     case other => other.children.flatMap(toRead)
@@ -280,7 +281,8 @@ object DynamicFilterBenefit {
   /** The stages of `plan` that have not run, the most that run one after another (a stage waits for those it
    * reads): each one's start is waited for. */
   private def stages(plan: SparkPlan): Int = plan match {
-    case s: QueryStageExec => if (s.isMaterialized) 0 else stages(s.plan)
+    case s if materialized(s) => 0
+    case s: QueryStageExec => stages(s.plan)
     case r: ReusedExchangeExec => stages(r.child)
     case e: Exchange => 1 + (e.children.map(stages) :+ 0).max
     case other => (other.children.map(stages) :+ 0).max

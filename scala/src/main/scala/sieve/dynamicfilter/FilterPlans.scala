@@ -6,10 +6,12 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec,
+  SieveStageCache}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
+import org.apache.spark.sql.internal.SQLConf
 
 import sieve.plan.PlanMemo
 import sieve.scan.PrunedScanBytes
@@ -67,15 +69,40 @@ object FilterPlans extends PredicateHelper {
     case s: QueryStageExec if s.isMaterialized => s.getRuntimeStatistics.sizeInBytes
     case s: QueryStageExec => sizeOf(s.plan)
     case r: ReusedExchangeExec => sizeOf(r.child)
+    case e: Exchange if materialized(e) => stageOf(e).fold(BigInt(0))(sizeOf)
     case _ => plan.logicalLink.map(_.stats.sizeInBytes).getOrElse(
       if (plan.children.isEmpty) BigInt(Long.MaxValue) else plan.children.map(sizeOf).sum)
   }
 
-  /** Whether `plan` is an AQE stage (or a reuse of one) that has run. */
-  def materialized(plan: SparkPlan): Boolean = plan match {
-    case s: QueryStageExec => s.isMaterialized
-    case r: ReusedExchangeExec => materialized(r.child)
-    case _ => false
+  /** Whether `plan` is an AQE stage that has run (or a reuse of one, or an exchange AQE puts one in place of). */
+  def materialized(plan: SparkPlan): Boolean = stageOf(plan).exists(_.isMaterialized)
+
+  /** The AQE stage `plan` is, reuses, or — an exchange computing what a stage made already in this execution
+   * computes — the one AQE puts in its place (TPC-DS q24: the subquery's broadcasts of store and customer are
+   * its query's; taken for broadcasts still to build, they held a bounded wait that nothing else would end). */
+  def stageOf(plan: SparkPlan): Option[QueryStageExec] = plan match {
+    case s: QueryStageExec => Some(s)
+    case r: ReusedExchangeExec => stageOf(r.child)
+    case e: Exchange => madeStage(e)
+    case _ => None
+  }
+
+  // (a thread's own: rules run on the thread that plans, and threads they start must not inherit a run's cache)
+  private val madeStages = new ThreadLocal[SparkPlan => Option[QueryStageExec]]
+  private val madeStage = new PlanMemo.Memo[SparkPlan, Option[QueryStageExec]](e =>
+    Option(madeStages.get).flatMap(find => scala.util.Try(find(e)).toOption.flatten))
+
+  /** `body`, a run of a dynamic-filter rule on `plan` ([[PlanMemo.during]]), seeing the stages AQE made already
+   * in this execution ([[stageOf]]) where `plan` holds stages: AQE runs its query then, planned already. */
+  def during[T](plan: SparkPlan)(body: => T): T = PlanMemo.during {
+    val outer = madeStages.get
+    val cache = if (outer != null || !SQLConf.get.exchangeReuseEnabled ||
+        !plan.exists(_.isInstanceOf[QueryStageExec])) None
+      else WaitBound.executionId.flatMap(id => scala.util.Try(SieveStageCache.of(id)).toOption.flatten)
+    cache.fold(body) { find =>
+      madeStages.set(find)
+      try body finally madeStages.remove()
+    }
   }
 
   /** What an exchange (or its stage, or a reuse of it) computes, and `key` there: a reuse has attributes of
@@ -130,9 +157,9 @@ object FilterPlans extends PredicateHelper {
     case _ => Nil
   }
 
-  /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already): one scan computed
-   * for both, which a filter in one copy would undo. A dynamic filter's creation side is no copy: it is the
-   * very exchange its join reads ([[CreationRewire]] keeps it so when a filter goes into that exchange). */
+  /** Exchanges with a canonical copy elsewhere in the plan (or in a stage made already, [[stageOf]]): one scan
+   * computed for both, which a filter in one copy would undo. A dynamic filter's creation side is no copy: it is
+   * the very exchange its join reads ([[CreationRewire]] keeps it so when a filter goes into that exchange). */
   def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
     // without the dynamic filters: a join inside each copy puts its filter there during this same pass
     // (TPC-DS q59: the date join inside the CTE), and the copy must still count as one with the other
@@ -151,7 +178,9 @@ object FilterPlans extends PredicateHelper {
     }
     val counts = exchanges(plan).groupBy(identity).map { case (k, v) => k -> v.size }
     val withCopies = counts.filter(_._2 > 1).keySet
-    e => withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))
+    // (an exchange AQE puts a stage made already in place of has its copy there: a subquery's, its query's)
+    e => (withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))) ||
+      (e.isInstanceOf[Exchange] && stageOf(e).isDefined)
   }
 
   /** The tables read by the build plans of Spark's dynamic partition pruning filters in `plan`. */
@@ -176,19 +205,22 @@ object FilterPlans extends PredicateHelper {
     case other => other.children.flatMap(tablesOf)
   }
 
+  /** The exchanges a filter's creation side reads its keys from: itself, or the shuffles its keys are computed
+   * from ([[ComputedKeys]]). */
+  def exchangesRead(creation: SparkPlan): Seq[SparkPlan] = creation match {
+    case ComputedKeys(c) => ComputedKeys.shuffles(c)
+    case other => Seq(other)
+  }
+
   /** Whether computing `plan` waits for `exchange`: a dynamic filter in it reads `exchange`'s keys (or computes
    * them from it: [[ComputedKeys]]), or reads an exchange that does. A filter on `exchange`'s side fed by `plan`
    * would then wait for itself (TPC-H q5 at sf10, sort-merge joins: lineitem filtered by orders' keys in the
    * first walk, orders by lineitem's in the second, the copies nested until the plan failed to bind). */
   def waitsFor(plan: SparkPlan, exchange: SparkPlan): Boolean = {
     val target = CreationRewire.unfiltered(exchange)
-    def reads(creation: SparkPlan) = creation match {
-      case ComputedKeys(c) => ComputedKeys.shuffles(c)
-      case other => Seq(other)
-    }
     def find(p: SparkPlan): Boolean = p match {
       case f: DynamicFilterExec =>
-        f.creations.exists(c => reads(c).exists(CreationRewire.unfiltered(_) == target) || find(c)) || find(f.child)
+        f.creations.exists(c => exchangesRead(c).exists(CreationRewire.unfiltered(_) == target) || find(c)) || find(f.child)
       case s: QueryStageExec => find(s.plan)
       case r: ReusedExchangeExec => find(r.child)
       case other => other.children.exists(find)

@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import sieve.config.SieveConf
 import sieve.dynamicfilter.DynamicFilterBenefit.{Decline, Place}
 import sieve.dynamicfilter.FilterPlans._
-import sieve.plan.{PlanMemo, Preconditions}
+import sieve.plan.Preconditions
 
 /**
  * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan once
@@ -44,7 +44,7 @@ import sieve.plan.{PlanMemo, Preconditions}
  */
 object PlaceDynamicFilters extends Rule[SparkPlan] {
 
-  override def apply(plan: SparkPlan): SparkPlan = PlanMemo.during(place(plan))
+  override def apply(plan: SparkPlan): SparkPlan = FilterPlans.during(plan)(place(plan))
 
   /** Whether the dynamic-filter rules have anything to do on `plan`. */
   private[dynamicfilter] def active(plan: SparkPlan): Boolean =
@@ -321,7 +321,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
           case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
             s"would use stood idle, at a cost of $spent bytes of reading (idleCoreSecondBytes: $rate), more than " +
             s"the $budget it saves: the wait was ended")
-          case _ => Right(Some(WaitBoundExec(key, budget, DynamicFilterBenefit.coresOf(scan), rate)))
+          case _ => Right(Some(WaitBoundExec(key, budget, DynamicFilterBenefit.coresOf(scan), rate)(
+            exchangesRead(source.creation))))
         }
     }
 

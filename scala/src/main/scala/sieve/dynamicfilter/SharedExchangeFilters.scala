@@ -9,7 +9,6 @@ import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 
-import sieve.plan.PlanMemo
 
 /**
  * Filters inside an exchange that the plan computes once for several joins (a CTE or a subquery used
@@ -28,7 +27,7 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(FilterPlans.targetable)) plan
-    else PlanMemo.during {
+    else FilterPlans.during(plan) {
       val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf)))
       if (filled eq plan) plan
       else CreationRewire(filled).getOrElse {

@@ -5,7 +5,6 @@ import org.apache.spark.sql.execution.SparkPlan
 
 import sieve.dynamicfilter.DynamicFilterBenefit.Decline
 import sieve.dynamicfilter.FilterPlans.tagNoFilter
-import sieve.plan.PlanMemo
 
 /**
  * Drops, once [[PlaceDynamicFilters]] has placed every filter, those whose creation side is still a whole
@@ -18,7 +17,7 @@ object TrimWholeTableFilters extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(_.isInstanceOf[DynamicFilterExec])) plan
-    else PlanMemo.during {
+    else FilterPlans.during(plan) {
       val why = scala.collection.mutable.LinkedHashMap[SparkPlan, String]()
       val trimmed = plan.transformUp { case d: DynamicFilterExec =>
         d.filters.indices.reverse.foldLeft(d: SparkPlan) {

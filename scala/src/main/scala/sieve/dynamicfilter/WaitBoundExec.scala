@@ -14,6 +14,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, Statistics}
 import org.apache.spark.sql.execution.{LeafExecNode, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.adaptive.{QueryStageExec, SieveStageCache}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 
 /**
@@ -28,10 +29,12 @@ import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
  *
  * `scan` names the scan whose wait it bounds (every bound of one scan in one execution reads one clock),
  * `cores` the tasks that scan would run at once (the idle cores beyond those cost it nothing),
- * `bytesPerCoreSecond` what an idle core-second costs (`idleCoreSecondBytes`).
+ * `bytesPerCoreSecond` what an idle core-second costs (`idleCoreSecondBytes`). `awaits`, the exchanges whose
+ * stages the filter waits for, also ends it once AQE has built each: a stage AQE reuses in their place, built
+ * already (a subquery's, made by its query), sends this plan no event of its own that would plan it again.
  */
 case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreSecond: Long,
-    child: SparkPlan = NoRowsExec())
+    child: SparkPlan = NoRowsExec())(@transient val awaits: Seq[SparkPlan] = Nil)
     extends BroadcastExchangeLike {
   // AQE maps each stage back to a logical node: one of its own, found nowhere in the plan (nothing replaced)
   setTagValue(SparkPlan.LOGICAL_PLAN_TAG, LocalRelation(Nil))
@@ -50,7 +53,7 @@ case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreS
   @transient override lazy val relationFuture: java.util.concurrent.Future[Broadcast[Any]] = done
 
   @transient override protected lazy val completionFuture: Future[Broadcast[Any]] = {
-    WaitBound.await(sparkContext, executionId, scan, cores, budget, bytesPerCoreSecond) { () =>
+    WaitBound.await(sparkContext, executionId, scan, cores, budget, bytesPerCoreSecond, awaits) { () =>
       done.complete(null)
       promise.trySuccess(null)
     }(cancelled = done.isCancelled)
@@ -65,7 +68,9 @@ case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreS
   override def simpleString(maxFields: Int): String =
     s"WaitBound: $scan waits while its $cores core(s) idle cost less than $budget bytes ($bytesPerCoreSecond a core-second)"
 
-  override protected def withNewChildInternal(newChild: SparkPlan): WaitBoundExec = copy(child = newChild)
+  override protected def otherCopyArgs: Seq[AnyRef] = awaits :: Nil
+
+  override protected def withNewChildInternal(newChild: SparkPlan): WaitBoundExec = copy(child = newChild)(awaits)
 }
 
 /** No rows, no columns: the child a [[WaitBoundExec]] must have as an exchange. */
@@ -126,23 +131,38 @@ object WaitBound {
     executionId.flatMap(id => clocks.synchronized(Option(clocks.get((id, scan)))))
       .map(c => BigInt((c.idleNanos / 1e9 * bytesPerCoreSecond).toLong))
 
-  /** Calls `complete` once `scan`'s wait has cost `budget` bytes, its execution has ended or `cancelled`. */
+  /** How often a bound asks whether the stages it awaits are built. */
+  val BuiltEveryTicks = 10
+
+  /** Calls `complete` once `scan`'s wait has cost `budget` bytes, the stages of `awaits` are built, its
+   * execution has ended or `cancelled`. */
   def await(sc: SparkContext, executionId: Option[String], scan: String, cores: Int, budget: BigInt,
-      bytesPerCoreSecond: Long)(complete: () => Unit)(cancelled: => Boolean): Unit = executionId match {
-    case None => complete() // not in an execution AQE runs: nothing to bound
-    case Some(id) =>
-      val c = clock(id, scan, cores)
-      val limit = budget.toDouble / math.max(bytesPerCoreSecond, 1L) * 1e9
-      val task = new AtomicReference[ScheduledFuture[_]]()
-      task.set(timer.scheduleAtFixedRate(() => {
-        // (a clock that cannot be read ends the wait: a bound never holds a stage back for an error of its own)
-        val over = try c.tick(sc) >= limit || cancelled || ended(id) catch { case NonFatal(_) => true }
-        if (over) {
-          complete()
-          Option(task.get).foreach(_.cancel(false))
-        }
-      }, TickMillis, TickMillis, TimeUnit.MILLISECONDS))
-  }
+      bytesPerCoreSecond: Long, awaits: Seq[SparkPlan])(complete: () => Unit)(cancelled: => Boolean): Unit =
+    executionId match {
+      case None => complete() // not in an execution AQE runs: nothing to bound
+      case Some(id) =>
+        val c = clock(id, scan, cores)
+        val limit = budget.toDouble / math.max(bytesPerCoreSecond, 1L) * 1e9
+        val task = new AtomicReference[ScheduledFuture[_]]()
+        var ticks = 0
+        task.set(timer.scheduleAtFixedRate(() => {
+          ticks += 1
+          // (a clock that cannot be read ends the wait: a bound never holds a stage back for an error of its own)
+          val over = try c.tick(sc) >= limit || cancelled || ended(id) ||
+            (ticks % BuiltEveryTicks == 1 && built(id, awaits)) catch { case NonFatal(_) => true }
+          if (over) {
+            complete()
+            Option(task.get).foreach(_.cancel(false))
+          }
+        }, TickMillis, TickMillis, TimeUnit.MILLISECONDS))
+    }
+
+  /** Whether AQE has built a stage for each of `awaits` in the execution (none: not known, so not built). */
+  private def built(executionId: String, awaits: Seq[SparkPlan]): Boolean = awaits.nonEmpty &&
+    SieveStageCache.of(executionId).exists(find => awaits.forall {
+      case s: QueryStageExec => s.isMaterialized
+      case e => find(e).exists(_.isMaterialized)
+    })
 
   private def ended(executionId: String): Boolean =
     scala.util.Try(SQLExecution.getQueryExecution(executionId.toLong) == null).getOrElse(true)

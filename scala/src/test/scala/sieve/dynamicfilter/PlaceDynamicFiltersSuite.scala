@@ -881,4 +881,21 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         df.queryExecution.executedPlan)
     }
   }
+
+  test("a subquery's scan waits for no bound where its keys come from a stage its query built already") {
+    // the subquery runs as the query's last stage starts, and its d1 shuffle is the query's (AQE's stage cache):
+    // built already, it sends the subquery's plan no event, so that only the bound of fact2's wait would end it
+    // (TPC-DS q24: store's and customer's broadcasts, ~80 s of idle cores) and fact2's filter be declined
+    val q = """SELECT f.k2, sum(f.v) FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7 GROUP BY f.k2
+              |HAVING sum(f.v) > (SELECT 0.001 * sum(g.v) FROM fact2 g JOIN d1 ON g.k = d1.k WHERE d1.cat = 7)""".stripMargin
+    withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "true",
+        "spark.sieve.dynamicFilter.stageStartBytes" -> "0",
+        SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.key -> SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.default.toString): _*) {
+      val df = checkAnswerAgainstVanilla(sql(q))
+      val plan = df.queryExecution.executedPlan
+      val why = DynamicFilterExplain(plan).mkString("\n")
+      assert(placement(df) === Seq("fact" -> Seq("k"), "fact2" -> Seq("k")) && !why.contains("the wait was ended"),
+        s"$plan\n$why")
+    }
+  }
 }
