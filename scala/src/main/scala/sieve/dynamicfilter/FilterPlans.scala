@@ -88,19 +88,20 @@ object FilterPlans extends PredicateHelper {
   }
 
   // (a thread's own: rules run on the thread that plans, and threads they start must not inherit a run's cache)
-  private val madeStages = new ThreadLocal[SparkPlan => Option[QueryStageExec]]
+  private val madeStages = new ThreadLocal[SieveStageCache]
   private val madeStage = new PlanMemo.Memo[SparkPlan, Option[QueryStageExec]](e =>
-    Option(madeStages.get).flatMap(find => scala.util.Try(find(e)).toOption.flatten))
+    Option(madeStages.get).flatMap(cache => scala.util.Try(cache.find(e)).toOption.flatten))
 
   /** `body`, a run of a dynamic-filter rule on `plan` ([[PlanMemo.during]]), seeing the stages AQE made already
-   * in this execution ([[stageOf]]) where `plan` holds stages: AQE runs its query then, planned already. */
+   * in this execution ([[stageOf]]) where `plan` holds stages of that execution's cache: AQE runs its query
+   * then, planned already. */
   def during[T](plan: SparkPlan)(body: => T): T = PlanMemo.during {
-    val outer = madeStages.get
-    val cache = if (outer != null || !SQLConf.get.exchangeReuseEnabled ||
+    val cache = if (madeStages.get != null || !SQLConf.get.exchangeReuseEnabled ||
         !plan.exists(_.isInstanceOf[QueryStageExec])) None
       else WaitBound.executionId.flatMap(id => scala.util.Try(SieveStageCache.of(id)).toOption.flatten)
-    cache.fold(body) { find =>
-      madeStages.set(find)
+        .filter(c => plan.exists { case s: QueryStageExec => c.holds(s); case _ => false })
+    cache.fold(body) { c =>
+      madeStages.set(c)
       try body finally madeStages.remove()
     }
   }

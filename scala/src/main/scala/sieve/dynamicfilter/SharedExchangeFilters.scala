@@ -19,9 +19,10 @@ import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
  * drops what its keys do not match, so the union drops only rows no join keeps; the copies stay equal,
  * and computed once (q4: the store_sales rows of 2001 or 2002, read once, instead of all of them).
  *
- * Placed only when every copy of the exchange is in the plan and not run yet (not an AQE stage), every
- * copy has a join whose keys reach the same scan column in it, and no creation side holds a copy of the
- * exchange it filters, or of one whose filters read such a side (it would wait for itself).
+ * Placed only when every copy of the exchange is in the plan and not run yet (not an AQE stage, nor made one
+ * already in the execution), every copy has a join whose keys reach the same scan column in it, and no
+ * creation side holds a copy of the exchange it filters, or of one whose filters read such a side (it would
+ * wait for itself).
  */
 object SharedExchangeFilters extends Rule[SparkPlan] {
 
@@ -55,8 +56,10 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
       case r: ReusedExchangeExec => CreationRewire.unfiltered(r.child)
       case e: Exchange => CreationRewire.unfiltered(e)
     }.groupBy(identity).map { case (k, v) => k -> v.size }
-    // every copy here, none a stage, a reuse or in a subquery: then all of them can change alike
-    val groups = inPlan.filter { case (k, copies) => everywhere.get(k).contains(copies.size) }
+    // every copy here, none a stage, a reuse or in a subquery, nor one AQE puts a stage made already in place of
+    // ([[FilterPlans.stageOf]]): then all of them can change alike
+    val groups = inPlan.filter { case (k, copies) =>
+      everywhere.get(k).contains(copies.size) && copies.forall(FilterPlans.stageOf(_).isEmpty) }
     val nodes = groups.values.flatten.map(c => c -> identitySet(c)).toSeq
 
     // each proposal in the innermost copy that holds its target and not its join

@@ -53,7 +53,7 @@ case class WaitBoundExec(scan: String, budget: BigInt, cores: Int, bytesPerCoreS
   @transient override lazy val relationFuture: java.util.concurrent.Future[Broadcast[Any]] = done
 
   @transient override protected lazy val completionFuture: Future[Broadcast[Any]] = {
-    WaitBound.await(sparkContext, executionId, scan, cores, budget, bytesPerCoreSecond, awaits) { () =>
+    WaitBound.await(sparkContext, executionId, scan, cores, budget, bytesPerCoreSecond, this, awaits) { () =>
       done.complete(null)
       promise.trySuccess(null)
     }(cancelled = done.isCancelled)
@@ -134,10 +134,11 @@ object WaitBound {
   /** How often a bound asks whether the stages it awaits are built. */
   val BuiltEveryTicks = 10
 
-  /** Calls `complete` once `scan`'s wait has cost `budget` bytes, the stages of `awaits` are built, its
-   * execution has ended or `cancelled`. */
+  /** Calls `complete` once `scan`'s wait has cost `budget` bytes, the stages of `awaits` are built (as the
+   * stage cache of the bound `self` says), its execution has ended or `cancelled`. */
   def await(sc: SparkContext, executionId: Option[String], scan: String, cores: Int, budget: BigInt,
-      bytesPerCoreSecond: Long, awaits: Seq[SparkPlan])(complete: () => Unit)(cancelled: => Boolean): Unit =
+      bytesPerCoreSecond: Long, self: SparkPlan, awaits: Seq[SparkPlan])(complete: () => Unit)(
+      cancelled: => Boolean): Unit =
     executionId match {
       case None => complete() // not in an execution AQE runs: nothing to bound
       case Some(id) =>
@@ -149,7 +150,7 @@ object WaitBound {
           ticks += 1
           // (a clock that cannot be read ends the wait: a bound never holds a stage back for an error of its own)
           val over = try c.tick(sc) >= limit || cancelled || ended(id) ||
-            (ticks % BuiltEveryTicks == 1 && built(id, awaits)) catch { case NonFatal(_) => true }
+            (ticks % BuiltEveryTicks == 1 && built(id, self, awaits)) catch { case NonFatal(_) => true }
           if (over) {
             complete()
             Option(task.get).foreach(_.cancel(false))
@@ -157,11 +158,12 @@ object WaitBound {
         }, TickMillis, TickMillis, TimeUnit.MILLISECONDS))
     }
 
-  /** Whether AQE has built a stage for each of `awaits` in the execution (none: not known, so not built). */
-  private def built(executionId: String, awaits: Seq[SparkPlan]): Boolean = awaits.nonEmpty &&
-    SieveStageCache.of(executionId).exists(find => awaits.forall {
+  /** Whether AQE has built a stage for each of `awaits` in the cache that holds the stage of `self` (a cached
+   * table's plan has a cache of its own; none: not known, so not built). */
+  private def built(executionId: String, self: SparkPlan, awaits: Seq[SparkPlan]): Boolean = awaits.nonEmpty &&
+    SieveStageCache.of(executionId).exists(cache => cache.holds(self) && awaits.forall {
       case s: QueryStageExec => s.isMaterialized
-      case e => find(e).exists(_.isMaterialized)
+      case e => cache.find(e).exists(_.isMaterialized)
     })
 
   private def ended(executionId: String): Boolean =
