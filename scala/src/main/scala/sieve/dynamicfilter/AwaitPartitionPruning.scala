@@ -29,7 +29,7 @@ object AwaitPartitionPruning extends Rule[SparkPlan] {
       val shared = FilterPlans.sharedExchanges(plan)
       // the broadcasts `s`'s DPP reads, when its stage would not wait for them, none of them holds a dynamic
       // filter or an awaiting scan
-      def pending(s: FileSourceScanExec): Option[Seq[SparkPlan]] = PrunedScanBytes.pendingDpp(s, plan).collect {
+      def pending(s: FileSourceScanExec): Option[Seq[SparkPlan]] = PrunedScanBytes.pendingDpp(s, plan, FilterPlans.stageOf).collect {
         case p if !p.inItsStage && !p.broadcasts.exists(_.exists {
               case _: DynamicFilterExec => true
               case other => awaits(other)

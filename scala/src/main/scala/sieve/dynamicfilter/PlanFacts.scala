@@ -23,14 +23,14 @@ final class PlanFacts(plan: SparkPlan, conf: SQLConf) extends Logging {
   private val kept = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.Kept]]()
   // (an estimate: were it to fail, the plan goes on without it and the scan's start checks again)
   def keptByDpp(scan: FileSourceScanExec): Option[PrunedScanBytes.Kept] =
-    kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan) catch {
+    kept.computeIfAbsent(scan, s => try PrunedScanBytes.whenBuilt(s, plan, FilterPlans.stageOf) catch {
       case NonFatal(e) => logWarning(s"spark-sieve: what DPP keeps of a scan could not be read at planning: $e"); None
     })
 
   private val pending = new java.util.IdentityHashMap[FileSourceScanExec, Option[PrunedScanBytes.PendingDpp]]()
   // (computed once for certain: a broadcast computed again for the wait would double its cost)
   def dppPending(scan: FileSourceScanExec): Option[PrunedScanBytes.PendingDpp] = pending.computeIfAbsent(scan, s =>
-    PrunedScanBytes.pendingDpp(s, plan).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
+    PrunedScanBytes.pendingDpp(s, plan, FilterPlans.stageOf).filter(_.broadcasts.forall(Preconditions.sharedForCertain(_, conf))))
 
   /** Whether Spark's DPP prunes the partitions of `scan`, a V2 scan: a runtime filter that can drop some, unless
    * it is AQE's, still to be planned, kept only to reuse a broadcast join's build side, and the plan holds no

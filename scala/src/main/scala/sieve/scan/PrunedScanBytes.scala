@@ -39,11 +39,15 @@ object PrunedScanBytes {
   /** What `scan` will read once DPP has run, known at planning: where each of its DPP filters reads the keys
    * of a broadcast hash join's build side in `plan` that AQE has computed already (a completed stage), the
    * partitions whose values are among those keys (DPP reads the same keys from that broadcast once the
-   * scan's stage starts). None when a filter's broadcast is not such a stage, or it filters on several keys. */
-  def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan): Option[Kept] = dynamicFilters(scan).flatMap { dynamic =>
-    // each broadcast hash join whose build side has been computed: its build keys, and that stage
-    lazy val built = plan.collect { case b: BroadcastHashJoinExec => buildOf(b) }.collect { case (keys, s: BroadcastQueryStageExec)
-        if isBuilt(s) && s.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning) => (keys, s) }
+   * scan's stage starts). None when a filter's broadcast is not such a stage, or it filters on several keys.
+   * `stageOf`: the stage a build side is or will be (an exchange AQE replaces by one made already). */
+  def whenBuilt(scan: FileSourceScanExec, plan: SparkPlan, stageOf: SparkPlan => Option[QueryStageExec]): Option[Kept] =
+      dynamicFilters(scan).flatMap { dynamic =>
+    // each broadcast hash join whose build side has been computed: its build keys, and that stage (a relation's
+    // keys are read by position: a stage made for an equal exchange holds the same)
+    lazy val built = plan.collect { case b: BroadcastHashJoinExec => buildOf(b) }.flatMap { case (keys, side) =>
+      builtStage(side, stageOf).filter(_.getRuntimeStatistics.rowCount.exists(_ <= MaxKeysAtPlanning)).map((keys, _))
+    }
     val resolved = dynamic.map {
       // before AQE makes the scan's stage (SubqueryAdaptiveBroadcastExec) and as it does (SubqueryBroadcastExec)
       case DynamicPruningExpression(in: InSubqueryExec) => SparkShims.dppKeys(in.plan) match {
@@ -102,8 +106,10 @@ object PrunedScanBytes {
   /** The broadcasts AQE has not built yet that `scan`'s DPP will read its keys from: for each of its DPP
    * filters (AQE's, the scan's stage not made yet), the build side of the broadcast hash join above `scan` in
    * `plan` on the same keys (the join DPP was planned for). Once they have run, AQE plans again and
-   * [[whenBuilt]] knows what DPP keeps. None when a filter has no such build side, or one is built already. */
-  def pendingDpp(scan: FileSourceScanExec, plan: SparkPlan): Option[PendingDpp] =
+   * [[whenBuilt]] knows what DPP keeps. None when a filter has no such build side, or one is built already
+   * (`stageOf` as there). */
+  def pendingDpp(scan: FileSourceScanExec, plan: SparkPlan, stageOf: SparkPlan => Option[QueryStageExec])
+      : Option[PendingDpp] =
     dynamicFilters(scan).flatMap { dynamic =>
       lazy val above = plan.collect { case b: BroadcastHashJoinExec if streamedOf(b).find(_ eq scan).isDefined => b }
       val joins = dynamic.map {
@@ -111,7 +117,7 @@ object PrunedScanBytes {
           SparkShims.dppKeys(in.plan).flatMap { case (_, dppKeys) => above.find(b => sameKeys(buildOf(b)._1, dppKeys)) }
         case _ => None
       }
-      if (joins.exists(_.isEmpty) || joins.flatten.exists(b => isBuilt(buildOf(b)._2))) None
+      if (joins.exists(_.isEmpty) || joins.flatten.exists(b => builtStage(buildOf(b)._2, stageOf).isDefined)) None
       else {
         // the scan in the join's own stage (no exchange between): that stage cannot start before the broadcast
         def streams(p: SparkPlan): Boolean =
@@ -131,10 +137,8 @@ object PrunedScanBytes {
 
   private def streamedOf(b: BroadcastHashJoinExec): SparkPlan = if (b.buildSide == BuildLeft) b.right else b.left
 
-  private def isBuilt(build: SparkPlan): Boolean = build match {
-    case s: BroadcastQueryStageExec => s.isMaterialized
-    case _ => false
-  }
+  private def builtStage(build: SparkPlan, stageOf: SparkPlan => Option[QueryStageExec]) =
+    stageOf(build).collect { case s: BroadcastQueryStageExec if s.isMaterialized => s }
 
   private def sameKeys(a: Seq[Expression], b: Seq[Expression]): Boolean =
     a.size == b.size && a.zip(b).forall { case (x, y) => x.semanticEquals(y) }

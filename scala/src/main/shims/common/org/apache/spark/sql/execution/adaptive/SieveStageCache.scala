@@ -2,6 +2,7 @@ package org.apache.spark.sql.execution.adaptive
 
 import scala.collection.concurrent.TrieMap
 
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, SparkPlan, SQLExecution, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 
@@ -12,7 +13,7 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
  * cache of its own: [[holds]] tells whose a plan is.
  */
 final class SieveStageCache private (cache: TrieMap[SparkPlan, ExchangeQueryStageExec]) {
-  private lazy val stages = cache.toSeq.map { case (canonical, stage) => (SieveStageCache.comparable(canonical), stage) }
+  private lazy val stages = cache.toSeq.map { case (canonical, stage) => (SieveStageCache.comparableOf(canonical, stage), stage) }
 
   /** The stage made for what `exchange` computes, if any. */
   def find(exchange: SparkPlan): Option[QueryStageExec] = {
@@ -43,6 +44,16 @@ object SieveStageCache {
     qe <- Option(SQLExecution.getQueryExecution(executionId.toLong))
     aqe <- qe.executedPlan.collectFirst { case a: AdaptiveSparkPlanExec => a }
   } yield new SieveStageCache(aqe.context.stageCache)
+
+  // (on the stage, with the key it was made of: a bound's wait reads the cache again every 100 ms)
+  private val Comparable = TreeNodeTag[(SparkPlan, SparkPlan)]("sieve.stageCacheComparable")
+
+  private def comparableOf(canonical: SparkPlan, stage: QueryStageExec): SparkPlan =
+    stage.getTagValue(Comparable).collect { case (key, c) if key eq canonical => c }.getOrElse {
+      val c = comparable(canonical)
+      stage.setTagValue(Comparable, (canonical, c))
+      c
+    }
 
   // A stage is cached by its exchange as AQE optimized it for the stage (its codegen, columnar transitions,
   // shuffle reads), which an exchange still to be made a stage has not been through: compared without those.
