@@ -180,7 +180,8 @@ def test_a_scan_waits_for_its_keys_no_longer_than_its_filter_saves(spark, vanill
     # the wait priced as at plan time by default (the module's tables are too small for it otherwise)
     priced = {**joins, "spark.sieve.dynamicFilter.waitWeight": "1", "spark.sieve.dynamicFilter.stageStartBytes": "0"}
     try:
-        df, rows = run(spark, query, **priced)
+        # an idle core-second priced high: the wait ends within the dimension's first idle moments, 2 s before it does
+        df, rows = run(spark, query, **priced, **{"spark.sieve.dynamicFilter.idleCoreSecondBytes": "256m"})
         assert sorted(rows) == sorted(expected)
         text = sieve.explain(df, print_it=False)
         assert not dynamic_filters(df) and "the wait was ended" in text, text

@@ -38,7 +38,8 @@ def test_jar_is_bundled_inside_the_package(jar):
                                       "org/apache/spark/sql/SieveSqlConf",
                                       "org/apache/spark/sql/SieveV2Literals",
                                       "org/apache/spark/sql/execution/adaptive/SieveStageCache",
-                                      "org/apache/spark/sql/execution/joins/SieveBroadcastKeys"}, \
+                                      "org/apache/spark/sql/execution/joins/SieveBroadcastKeys",
+                                      "org/apache/spark/scheduler/SieveRunningTasks"}, \
         "Spark must not be bundled"
 
 

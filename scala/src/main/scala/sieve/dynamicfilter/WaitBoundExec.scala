@@ -9,6 +9,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.SparkContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.SieveRunningTasks
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
@@ -94,7 +95,7 @@ object WaitBound {
     private var idleCoreNanos = 0.0
     def tick(sc: SparkContext): Double = synchronized {
       val now = System.nanoTime()
-      val running = sc.statusTracker.getExecutorInfos.map(_.numRunningTasks().toLong).sum
+      val running = SieveRunningTasks.count(sc)
       val idle = math.min(math.max(sc.defaultParallelism - running, 0L), cores.toLong)
       idleCoreNanos += idle.toDouble * (now - last)
       last = now
