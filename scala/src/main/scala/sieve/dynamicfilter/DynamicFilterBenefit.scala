@@ -1,10 +1,12 @@
 package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, InnerLike, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.joins.BaseJoinExec
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
@@ -431,7 +433,8 @@ object DynamicFilterBenefit {
   /** A filter in `plan` that can drop rows (not only NULL checks, which every join key gets), also inside
    * stages, a scan's partition filters (static, or DPP's) unless `target`'s scan is pruned by partition too
    * (its size here is its table's), and on the creation sides of its dynamic filters (one fed by a selective
-   * side is selective) — but not those that filter `target` already: their keys' selectivity is there. */
+   * side is selective) — but not those that filter `target` already: their keys' selectivity is there — nor
+   * those below a join's side whose rows do not bound its output ([[narrowingSides]]). */
   private def hasSelectiveFilter(plan: SparkPlan, target: SparkPlan): Boolean = {
     val there = target match {
       case f: DynamicFilterExec => f.creations.map(CreationRewire.unfiltered).toSet
@@ -444,8 +447,20 @@ object DynamicFilterBenefit {
       case s: QueryStageExec => selective(s.plan)
       case r: ReusedExchangeExec => selective(r.child)
       case s: FileSourceScanExec => !prunedByPartition(scanOf(target)) && prunedByPartition(s)
+      case j: BaseJoinExec => narrowingSides(j.joinType).exists(i => selective(j.children(i)))
       case other => other.children.exists(selective)
     }
     selective(plan)
+  }
+
+  /** The sides of a join (0 left, 1 right) whose filters make its output fewer rows. Not an anti join's right
+   * side, whose filter keeps more of the left (TPC-H q16: partsupp's rows of suppliers without complaints, all
+   * but a few, counted filtered by the complaints' filter, so part's scan waited for partsupp's keys, to keep
+   * them all), an existence join's, nor an outer join's side it keeps rows of the other for. */
+  private def narrowingSides(joinType: JoinType): Seq[Int] = joinType match {
+    case _: InnerLike | LeftSemi => Seq(0, 1)
+    case LeftOuter | LeftAnti | ExistenceJoin(_) => Seq(0)
+    case RightOuter => Seq(1)
+    case _ => Nil
   }
 }

@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.{FilterExec, InputAdapter, ProjectExec, So
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
 import org.apache.spark.sql.execution.window.{WindowExec, WindowGroupLimitExec}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -103,6 +104,10 @@ object KeyLineage {
             apart = route.apart || !j.streamed.contains(side),
             afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe),
             probes = probesBelow(j, side, route.probes))))
+        // NOT IN's anti join (no EquiJoin: its keys filter nothing) is a filter of its left rows: the right side
+        // alone decides whether each is kept, so a row the join above drops may go before it (TPC-H q16:
+        // partsupp by part's keys, before its shuffle)
+        case j: BroadcastHashJoinExec if j.isNullAwareAntiJoin && j.condition.forall(_.deterministic) => into(0, ks)
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
             .flatMap(g => into(0, followAliases(g, a.groupingExpressions),

@@ -601,6 +601,32 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  // TPC-H q16: partsupp NOT IN the suppliers with complaints, joined to part's brands and sizes
+  testWithAndWithoutAqe("NOT IN's anti join: keys pass through it to its left side; a filter on its right side filters nothing") {
+    eager() {
+      // d1's keys reach fact's scan through the anti join (a null-aware broadcast join below fact's shuffle into
+      // the sort-merge join, MERGE): fact's rows are filtered before their shuffle
+      val df = checkAnswerAgainstVanilla(sql("SELECT /*+ MERGE(d1) */ f.v, d1.cat FROM (SELECT k, v FROM fact " +
+        "WHERE k2 NOT IN (SELECT k2 FROM d2 WHERE grp = 3)) f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7"))
+      assert(placement(df) === Seq("fact" -> Seq("k")), df.queryExecution.executedPlan)
+      // (below the anti join: cat = 7's 20 keys, 20 rows each)
+      assert(filters(df).map(rowsOut) === Seq(400), df.queryExecution.executedPlan)
+    }
+    // d1 NOT IN five of d2's groups keeps 95% of d1: a creation side without a filter of its own, which pays only
+    // minSizeRatio times smaller than fact; d1 IN them keeps 5%: filtered
+    eager("spark.sieve.dynamicFilter.minSizeRatio" -> "1000000") {
+      def q(in: String) = sql("SELECT /*+ MERGE(g) */ f.v FROM fact f JOIN (SELECT k FROM d1 " +
+        s"WHERE cat $in (SELECT grp FROM d2 WHERE k2 < 5)) g ON f.k = g.k")
+      val anti = checkAnswerAgainstVanilla(q("NOT IN"))
+      assert(placement(anti).isEmpty, anti.queryExecution.executedPlan)
+      val why = DynamicFilterExplain(anti.queryExecution.executedPlan).mkString("\n")
+      assert(why.contains("the creation side is unfiltered and not minSizeRatio times smaller than the scan of fact"), why)
+      val semi = checkAnswerAgainstVanilla(q("IN"))
+      // (d1's own rows tested by the semi join's broadcast as well: `eager`)
+      assert(placement(semi).filter(_._1 == "fact") === Seq("fact" -> Seq("k")), semi.queryExecution.executedPlan)
+    }
+  }
+
   test("the shuffle below a side: through an outer join's NULL-extended side only for keys NULL with their column") {
     withConf(("spark.sql.adaptive.enabled" -> "false") +: joins("-1"): _*) {
       // as the rule sees it: exchanges in, before whole-stage codegen
