@@ -114,7 +114,10 @@ object SieveConf {
       "between) counts twice its read more in what the filter saves (the shuffle's write, read and sort; " +
       "stageStartBytes): TPC-DS q93 at sf10, `reason` on store_returns, then store_returns' keys on " +
       "store_sales: 26.6 s -> 2.4 s; q95, web_sales' self-join, 31 MB read: 30.0 s -> 3.5 s. Once when the " +
-      "scan has a filter of its own (it decides how many rows reach the shuffle). false: not counted.")
+      "scan has a filter of its own (it decides how many rows reach the shuffle). Rows that reach a shuffle through " +
+      "broadcast joins count so for each row those joins are expected to make of them, once their build sides have " +
+      "run (their rows and keys against the scan's footers): TPC-DS q95 at sf1, web_sales joined to itself by " +
+      "broadcast. false: not counted.")
 
   val DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.keysFromBroadcastBelow", default = true,

@@ -164,7 +164,8 @@ object DynamicFilterBenefit {
    * not show its values spread over every row group), times the share of its rows in row groups the creation
    * side's footers rule out when they say ([[CreationKeyRanges]]: TPC-H q8); where each row would go into a
    * shuffle as it is (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
-   * of the scan's own keeps an unknown share of the rows; as much where each row would go into an aggregate as
+   * of the scan's own keeps an unknown share of the rows — and as much for each row that broadcast joins probing
+   * it make and send into a shuffle ([[ProbeFanout]], once their build sides have run); as much where each row would go into an aggregate as
    * it is (its hashing, and the shuffle of its groups) — nothing when a filter of the scan's own comes first:
    * it may keep few of them, and the rest cost the aggregate less than a shuffle (TPC-H q17: lineitem grouped
    * by part, 6M rows, 2.3x faster filtered; q20: the same after the scan's filter on a year of dates keeps
@@ -194,8 +195,16 @@ object DynamicFilterBenefit {
         }
       case _ => (0.0, Some("a key of several columns or an expression is not pushed into the scan"))
     }
-    private def shuffled: Int =
-      if (beforeShuffle) { if (ownFilter) 1 else ShuffledRowCost - 1 }
+    /** The rows the broadcast joins between the scan and a shuffle make of each row ([[ProbeFanout]]), when
+     * their broadcasts have run; each of them goes into the shuffle as it is. */
+    private lazy val fanout: Option[Double] =
+      if (route.shuffled || !route.probesShuffled || !SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)) None
+      else ProbeFanout(scan, route.probes,
+        math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong), conf)
+    private def perShuffledRow: Int = if (ownFilter) 1 else ShuffledRowCost - 1
+    private def shuffled: Double =
+      if (beforeShuffle) perShuffledRow
+      else if (fanout.isDefined) perShuffledRow * fanout.get
       else if (route.aggregated && !ownFilter) ShuffledRowCost - 1
       else 0
     private def counted0: Double = read + shuffled
@@ -203,8 +212,11 @@ object DynamicFilterBenefit {
      * wait: a row dropped then pays back at least [[MinRowSaving]] of its read in what the operators above it do
      * with it (a join's probe, a projection). */
     def perByte: Double = if (collectOnly) math.max(counted0, MinRowSaving) else counted0
-    def why: String = readWhy.get + " and no row it drops would go into a shuffle or an aggregate as it is" +
-      (if (route.aggregated) " (a filter of the scan's own comes first)" else "")
+    def why: String = readWhy.get + (
+      if (fanout.isEmpty && route.probesShuffled && !route.shuffled) " and the rows it drops reach a shuffle through " +
+        "broadcast joins whose build sides have not run (the rows they make of each are not known yet)"
+      else " and no row it drops would go into a shuffle or an aggregate as it is" +
+        (if (route.aggregated) " (a filter of the scan's own comes first)" else ""))
     def counted: String =
       if (counted0 < perByte) s" (x$MinRowSaving: the least a row it drops saves above the scan, once its keys cost " +
         s"only their collection; ${readWhy.getOrElse("")})"
@@ -212,6 +224,9 @@ object DynamicFilterBenefit {
       else Seq(if (read == 1) Some("its read") else if (read > 0) readWhy.map(w => f"x$read%.2f for its read: $w")
         else readWhy.map(w => s"not its read: $w"),
         if (shuffled == 0) None
+        else if (fanout.isDefined) Some(f"x$shuffled%.2f for the shuffle of the ${fanout.get}%.2f rows the broadcast " +
+          s"joins above the scan are expected to make of each row it drops (their build sides' rows and keys against " +
+          s"its footers)${if (ownFilter) ", once: its own filter decides how many" else ""}")
         else if (!beforeShuffle) Some("x2 for the aggregate each row it drops would go into")
         else if (ownFilter) Some("once for the shuffle its rows go into, as its own filter decides how many")
         else Some("x2 for the shuffle each row it drops would go into"))

@@ -54,20 +54,24 @@ object KeyLineage {
    * ([[EquiJoin.rowProbe]]), which the target's rows reach first; `aggregated`: an aggregate that the
    * target's rows reach as they are (no join between); `exchanges`: those crossed, the nearest first;
    * `probes`: the inner and semi broadcast joins that probe each of the target's rows in its stage, as they
-   * are read (only projections, filters and other broadcast joins' probe sides between). */
+   * are read (only projections, filters and other broadcast joins' probe sides between); `probesShuffled`: the
+   * rows those joins make go into a shuffle exchange as they are (the target's rows reach it through them). */
   final case class Route(feeding: Boolean = false, shuffled: Boolean = false, apart: Boolean = false,
       afterRowProbe: Boolean = false, aggregated: Boolean = false, exchanges: List[SparkPlan] = Nil,
-      probes: List[Probe] = Nil) {
+      probes: List[Probe] = Nil, probesShuffled: Boolean = false) {
     /** This route past `e`, which leaves the target's stage. */
-    private[KeyLineage] def across(e: SparkPlan): Route = copy(exchanges = e :: exchanges, probes = Nil)
+    private[KeyLineage] def across(e: SparkPlan): Route = copy(exchanges = e :: exchanges).unprobed
+    /** This route below a node that is neither a projection, a filter nor a broadcast join's probe side. */
+    private[KeyLineage] def unprobed: Route = copy(probes = Nil, probesShuffled = false)
     /** This route below a projection of `named`: each probe's keys over its input. */
     private[KeyLineage] def below(named: Seq[NamedExpression]): Route =
       copy(probes = probes.map(p => p.copy(probed = p.probed.map(unalias(named)))))
   }
 
   /** A broadcast hash join that probes a target's rows: its `broadcast` exchange with its `buildKeys`, and the
-   * keys it probes with, each over the node the walk has reached (at the target: over the target's output). */
-  final case class Probe(broadcast: SparkPlan, buildKeys: Seq[Expression], probed: Seq[Expression])
+   * keys it probes with, each over the node the walk has reached (at the target: over the target's output);
+   * `inner`: an inner join (a row comes out once per match), else a semi join (once if it has one). */
+  final case class Probe(broadcast: SparkPlan, buildKeys: Seq[Expression], probed: Seq[Expression], inner: Boolean)
 
   /** A key followed down: its position among the join's keys, and its expression over the current node's output. */
   type Keys = Seq[(Int, Expression)]
@@ -88,7 +92,7 @@ object KeyLineage {
           .flatMap(down(p.children(i), _, route).map(c => p.withNewChildren(p.children.updated(i, c))))
       // whole partitions are dropped: the keys over the partition columns go on
       def byPartition(spec: Seq[Expression]): Option[SparkPlan] =
-        over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true, probes = Nil)))
+        over(ks, AttributeSet(spec.flatMap(_.references))).flatMap(into(0, _, route.copy(apart = true).unprobed))
       p match {
         case _: DynamicFilterExec => at(p, ks, route)
         case scan if FilterPlans.targetable(scan) => at(p, ks, route)
@@ -96,14 +100,15 @@ object KeyLineage {
         case pr: ProjectExec if pr.projectList.forall(_.deterministic) =>
           into(0, followAliases(ks, pr.projectList), route.below(pr.projectList))
         case f: FilterExec if f.condition.deterministic => into(0, ks)
-        case _: SortExec | _: AQEShuffleReadExec => into(0, ks, route.copy(apart = true, probes = Nil))
+        case _: SortExec | _: AQEShuffleReadExec => into(0, ks, route.copy(apart = true).unprobed)
         case e: ShuffleExchangeLike if !shared(e) => into(0, ks, route.copy(shuffled = true, apart = true).across(e))
         case e: BroadcastExchangeLike if !shared(e) && feeds(e) => into(0, ks, route.copy(feeding = true).across(e))
         case EquiJoin(j) if j.condition.forall(_.deterministic) =>
           throughJoin(j, ks, (side, c, k) => down(c, k, route.copy(shuffled = false, aggregated = false,
             apart = route.apart || !j.streamed.contains(side),
             afterRowProbe = route.afterRowProbe || (j.broadcast && j.streamed.contains(side) && j.rowProbe),
-            probes = probesBelow(j, side, route.probes))))
+            probes = probesBelow(j, side, route.probes),
+            probesShuffled = (route.shuffled || route.probesShuffled) && probesBelow(j, side, Nil).nonEmpty)))
         // NOT IN's anti join (no EquiJoin: its keys filter nothing) is a filter of its left rows: the right side
         // alone decides whether each is kept, so a row the join above drops may go before it (TPC-H q16:
         // partsupp by part's keys, before its shuffle)
@@ -111,7 +116,7 @@ object KeyLineage {
         case a: BaseAggregateExec if a.groupingExpressions.nonEmpty && a.expressions.forall(_.deterministic) =>
           over(followAliases(ks, a.resultExpressions), AttributeSet(a.groupingExpressions.map(_.toAttribute)))
             .flatMap(g => into(0, followAliases(g, a.groupingExpressions),
-              route.copy(shuffled = false, apart = true, aggregated = true, probes = Nil)))
+              route.copy(shuffled = false, apart = true, aggregated = true).unprobed))
         case w: WindowExec if partitioned(w.partitionSpec) && w.windowExpression.forall(_.deterministic) =>
           byPartition(w.partitionSpec)
         case w: WindowGroupLimitExec if partitioned(w.partitionSpec) => byPartition(w.partitionSpec)
@@ -120,7 +125,7 @@ object KeyLineage {
             val byPosition = u.output.map(_.exprId).zip(c.output).toMap
             down(c, ks.map { case (i, k) =>
               i -> k.transform { case a: Attribute if byPosition.contains(a.exprId) => byPosition(a.exprId) }
-            }, route.copy(probes = Nil))
+            }, route.unprobed)
           }
           if (placed.forall(_.isEmpty)) None
           else Some(u.withNewChildren(placed.zip(u.children).map { case (n, c) => n.getOrElse(c) }))
@@ -142,7 +147,8 @@ object KeyLineage {
     if (!j.broadcast || !j.streamed.contains(side)) Nil
     else j.build.filter(_ => j.joinType == Inner || j.joinType == LeftSemi)
       .map { case (broadcast, buildKeys) =>
-        Probe(broadcast, buildKeys, (if (side == 0) j.leftKeys else j.rightKeys).map(EquiJoin.plain)) :: probes }
+        Probe(broadcast, buildKeys, (if (side == 0) j.leftKeys else j.rightKeys).map(EquiJoin.plain),
+          inner = j.joinType == Inner) :: probes }
       .getOrElse(probes)
 
   /** The keys of `ks` over `attributes`, if any. */

@@ -697,6 +697,42 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     }
   }
 
+  test("rows a filter drops before a broadcast join whose rows go into a shuffle: counted for each row the join makes") {
+    withConf(joins("10485760") :+ ("spark.sql.adaptive.enabled" -> "true"): _*) {
+      // fact probes pairs' broadcast on k (2 rows of each k) and the rows it makes go into the shuffle of a
+      // sort-merge join with d2's rows of grp 3 (10 of 500 k2), which filter fact. d2's stage is slow here (10 ms
+      // a row; vanilla's `slow` does not wait), so as AQE plans fact's stage (once pairs is built) the keys are not
+      // known: the filter waits for them, and pays only by what it saves. k2 is spread over every row group: no
+      // read saved, but each fact row makes 2 rows (pairs' 4,000 rows over its 2,000 keys, all in fact's range of
+      // k), each shuffled (x2): x4 the bytes it reads (all of fact's columns)
+      // (d2 in one file: its stage's one task leaves the other core to pairs' broadcast)
+      spark.udf.register("slow", (x: Int) => { Thread.sleep(10); x })
+      vanilla.udf.register("slow", (x: Int) => x)
+      spark.read.parquet(s"$dir/d2").coalesce(1).write.mode("overwrite").parquet(s"$dir/d2_one_file")
+      Seq(spark, vanilla).foreach(_.read.parquet(s"$dir/d2_one_file").createOrReplaceTempView("d2_one_file"))
+      val factBytes = new java.io.File(s"$dir/fact").listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+      val q = "SELECT /*+ MERGE(c) */ f.v FROM (SELECT /*+ BROADCAST(p) */ f.k2, f.v FROM fact f JOIN pairs p " +
+        "ON f.k = p.k) f JOIN (SELECT k2 FROM d2_one_file WHERE slow(grp) = 3) c ON f.k2 = c.k2"
+      def waitFor(times: Double) = "spark.sieve.dynamicFilter.stageStartBytes" -> (factBytes * times).toLong.toString
+      withConf(waitFor(2)) {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(placement(df) === Seq("fact" -> Seq("k2")), df.queryExecution.executedPlan)
+        // k2 % 50 = 3: 10 keys, 80 rows each
+        assert(filters(df).map(rowsOut) === Seq(800), df.queryExecution.executedPlan)
+      }
+      // the wait weighed above 4x what it reads: declined (the estimate is 4x, not more)
+      withConf(waitFor(4.5)) {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(placement(df).isEmpty, df.queryExecution.executedPlan)
+      }
+      // the shuffle not counted: nothing it saves outweighs any wait
+      withConf(waitFor(0.1), "spark.sieve.dynamicFilter.beforeShuffle" -> "false") {
+        val df = checkAnswerAgainstVanilla(sql(q))
+        assert(placement(df).isEmpty, df.queryExecution.executedPlan)
+      }
+    }
+  }
+
   test("the wait for a creation side that has not run: the reading its scans leave idle on the cores, and a stage's start per stage") {
     withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "false"): _*) {
       // the shuffle of d1 a sort-merge join reads, and its scan
