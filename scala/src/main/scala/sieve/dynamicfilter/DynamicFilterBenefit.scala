@@ -197,8 +197,10 @@ object DynamicFilterBenefit {
     }
     /** The rows the broadcast joins between the scan and a shuffle make of each row ([[ProbeFanout]]), when
      * their broadcasts have run; each of them goes into the shuffle as it is. */
+    private val throughProbes =
+      !route.shuffled && route.probesShuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
     private lazy val fanout: Option[Double] =
-      if (route.shuffled || !route.probesShuffled || !SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)) None
+      if (!throughProbes) None
       else ProbeFanout(scan, route.probes,
         math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong), conf)
     private def perShuffledRow: Int = if (ownFilter) 1 else ShuffledRowCost - 1
@@ -213,7 +215,7 @@ object DynamicFilterBenefit {
      * with it (a join's probe, a projection). */
     def perByte: Double = if (collectOnly) math.max(counted0, MinRowSaving) else counted0
     def why: String = readWhy.get + (
-      if (fanout.isEmpty && route.probesShuffled && !route.shuffled) " and the rows it drops reach a shuffle through " +
+      if (throughProbes && fanout.isEmpty) " and the rows it drops reach a shuffle through " +
         "broadcast joins whose build sides have not run (the rows they make of each are not known yet)"
       else " and no row it drops would go into a shuffle or an aggregate as it is" +
         (if (route.aggregated) " (a filter of the scan's own comes first)" else ""))
