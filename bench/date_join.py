@@ -6,7 +6,7 @@ filter whose keys are pushed into the scan skips the rest; the joins drop the sa
 import os
 
 from plan_reading import plan_note, why_none
-from runs import cell, collect, full_settings, medians, variant_settings, wrong_answers
+from runs import PlanTexts, cell, collect, full_settings, medians, variant_settings, wrong_answers
 from star_tables import generate, parquet_shape, write_parquet
 from common import DATA, ratio
 
@@ -84,7 +84,7 @@ def bench_date_join(spark, args, variants):
     print("|---|" + "---|" * (len(variants) + 3), flush=True)
     ratios, vanilla_times = {}, {}
     for label, sql in QUERIES.items():
-        plans, answers, frames = {}, {}, {}
+        plans, answers, frames = PlanTexts(), {}, {}
         actions = {v: collect(spark, sql, full_settings(all_variants[v], all_parts=all_parts), plans, v, answers,
                               frames if v == "sieve" else None) for v in variants}
         times, errors = medians(spark, actions, args.runs, args.limit)

@@ -89,7 +89,8 @@ from plan_reading import FOOTERS, RUNTIME_FILTERING, file_pruning, files_note, p
 # tests/test_bench.py reads the plan reading here, as bench.same_plan, bench.why_none, bench.WHY_KINDS
 from plan_reading import WHY_KINDS, same_plan, why_kind, why_none  # noqa: E402, F401
 from runs import (  # noqa: E402
-    DEFAULT_SIEVE_CONF, MODES, VARIANTS, cell, collect, full_settings, medians, variant_settings, wrong_answers)
+    DEFAULT_SIEVE_CONF, MODES, VARIANTS, PlanTexts, cell, collect, full_settings, medians, variant_settings,
+    wrong_answers)
 from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, parquet_shape, star_tables  # noqa: E402
 from suites import bench_suite  # noqa: E402
 from date_join import bench_date_join  # noqa: E402
@@ -144,7 +145,7 @@ def bench_star(spark, args, variants):
         for mode in modes:
             for sel in sels:
                 sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
-                plans, answers, frames = {}, {}, {}
+                plans, answers, frames = PlanTexts(), {}, {}
                 actions = {v: collect(spark, sql, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
                                       plans, v, answers, frames if v == "sieve" else None)
                            for v in variants}
@@ -193,7 +194,7 @@ def bench_star3(spark, args, variants):
     for layout in args.layouts.split(","):
         spark.read.parquet(paths[layout]).createOrReplaceTempView("bench_fact")
         for mode in args.modes.split(","):
-            plans, answers = {}, {}
+            plans, answers = PlanTexts(), {}
             actions = {v: collect(spark, STAR3, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
                                   plans, v, answers) for v in variants}
             times, errors = medians(spark, actions, args.runs, args.limit)

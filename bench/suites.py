@@ -9,7 +9,8 @@ import time
 
 from common import DATA, fmt, ratio
 from plan_reading import filter_count, same_plan, why_none
-from runs import MODES, cell, collect, full_settings, median_of, timings, variant_settings, wrong_answers
+from runs import (MODES, PlanTexts, cell, collect, full_settings, median_of, timings, variant_settings,
+                  wrong_answers)
 
 import spark_sieve as sieve
 
@@ -163,7 +164,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             skipped_names.append(name_q)
             continue
         run_count += 1
-        plans, answers, frames = {}, {}, {}
+        plans, answers, frames = PlanTexts(), {}, {}
         actions = {v: collect(spark, sql, settings[v], plans, v, answers, frames if v == "sieve" else None)
                     for v in variants}
         cpus = {}
