@@ -325,7 +325,7 @@ object DynamicFilterBenefit {
 
   /** A file scan's tasks: its files split as Spark splits them (`FilePartition.maxSplitBytes`). */
   private def tasksOf(s: FileSourceScanExec): BigInt = {
-    val files = BigInt(s.relation.sizeInBytes.max(1L))
+    val files = BigInt(PrunedScanBytes.relationBytes(s.relation).max(1L))
     val cores = BigInt(parallelism(s))
     val split = BigInt(conf.filesMaxPartitionBytes).min(BigInt(conf.filesOpenCostInBytes).max((files + cores - 1) / cores))
     ((files + split - 1) / split).max(1)
@@ -455,7 +455,7 @@ object DynamicFilterBenefit {
   private def hasSelectiveFilter(plan: SparkPlan, target: SparkPlan): Boolean = {
     val there = target match {
       case f: DynamicFilterExec => f.creations.map(CreationRewire.unfiltered).toSet
-      case _ => Set.empty[SparkPlan]
+      case _ => Set.empty[CreationRewire.Unfiltered]
     }
     def selective(p: SparkPlan): Boolean = p match {
       case FilterExec(condition, child) => dropsMoreThanNulls(condition) || selective(child)

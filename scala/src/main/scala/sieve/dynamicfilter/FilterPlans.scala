@@ -54,7 +54,7 @@ object FilterPlans extends PredicateHelper {
 
   // (a listed table's size is a sum over its files, asked for each join whose keys reach it)
   private val scanBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
-    case s: FileSourceScanExec => PrunedScanBytes.readShare(s, s.relation.sizeInBytes)
+    case s: FileSourceScanExec => PrunedScanBytes.readShare(s, PrunedScanBytes.relationBytes(s.relation))
     case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
     case other => sizeOf(other)
   })
@@ -164,7 +164,7 @@ object FilterPlans extends PredicateHelper {
   def sharedExchanges(plan: SparkPlan): SparkPlan => Boolean = {
     // without the dynamic filters: a join inside each copy puts its filter there during this same pass
     // (TPC-DS q59: the date join inside the CTE), and the copy must still count as one with the other
-    def exchanges(p: SparkPlan): Seq[SparkPlan] = {
+    def exchanges(p: SparkPlan): Seq[CreationRewire.Unfiltered] = {
       val here = p match {
         case s: QueryStageExec => Seq(CreationRewire.unfiltered(s.plan))
         case r: ReusedExchangeExec => Seq(CreationRewire.unfiltered(r.child))

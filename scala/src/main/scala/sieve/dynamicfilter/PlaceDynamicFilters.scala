@@ -169,7 +169,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   /** The join with its filters placed, or tagged with why it has none (`awaited`: [[awaitedKeys]] of the plan
    * this walk began from). */
-  private def filterFor(j: EquiJoin, facts: PlanFacts, awaited: Set[(SparkPlan, Seq[Int])]): SparkPlan = {
+  private def filterFor(j: EquiJoin, facts: PlanFacts, awaited: Set[(CreationRewire.Unfiltered, Seq[Int])]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     var reached = false // a scan outside shared exchanges (else the reason is that they hold its scans)
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
@@ -259,7 +259,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   /** The sources the dynamic filters in `plan` (also inside its stages) read: each creation side without its
    * filters ([[CreationRewire.unfiltered]]), with the positions of the keys read. */
-  private def sourcesIn(plan: SparkPlan): Seq[(SparkPlan, Seq[Int])] = plan match {
+  private def sourcesIn(plan: SparkPlan): Seq[(CreationRewire.Unfiltered, Seq[Int])] = plan match {
     case f: DynamicFilterExec =>
       f.filters.flatMap(_.sources.map(s => (CreationRewire.unfiltered(s.creation), s.picks))) ++
         f.children.flatMap(sourcesIn)
@@ -272,12 +272,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
    * execution ([[KeyCollector.collectOnce]]; TPC-H q18: lineitem's and orders' filters by the same computed
    * keys, of two semi joins), so another filter of them pays no wait. Found by the second walk, or by AQE's
    * next plan, when both are placed in one. */
-  private def awaitedKeys(plan: SparkPlan): Set[(SparkPlan, Seq[Int])] = sourcesIn(plan).toSet
+  private def awaitedKeys(plan: SparkPlan): Set[(CreationRewire.Unfiltered, Seq[Int])] = sourcesIn(plan).toSet
 
   /** Whether a filter reading one of `j`'s sides (or a broadcast below one) is there already, in a stage AQE
    * made before this run (KeyLineage does not enter a stage made already, so it finds no scan to filter now). */
   private def filteredAlready(j: EquiJoin): Boolean = {
-    def find(p: SparkPlan, sides: Set[SparkPlan]): Boolean = sourcesIn(p).exists(s => sides.contains(s._1))
+    def find(p: SparkPlan, sides: Set[CreationRewire.Unfiltered]): Boolean = sourcesIn(p).exists(s => sides.contains(s._1))
     val own = (j.leftExchange ++ j.rightExchange).map(CreationRewire.unfiltered).toSet
     // a broadcast below one side, read by a filter in the other (also of a join AQE made a broadcast join
     // once the filter had shrunk that side: TPC-DS q75's returns)

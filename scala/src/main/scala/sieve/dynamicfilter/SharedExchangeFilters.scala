@@ -74,17 +74,18 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
     val candidates = groups.filter(_._2.exists(byCopy.containsKey)).keySet
     // the exchanges getting such a filter that a creation side holds (a stage or reuse of one is not in
     // `groups`: only its exchanges can be copies), and for each, those its own filters' creation sides hold
-    def held(s: KeyCollector.Source): Set[SparkPlan] =
+    def held(s: KeyCollector.Source): Set[CreationRewire.Unfiltered] =
       s.creation.collect { case e: Exchange => CreationRewire.unfiltered(e) }.filter(candidates.contains).toSet
-    val holds: Map[SparkPlan, Set[SparkPlan]] = groups.map { case (group, copies) =>
+    val holds: Map[CreationRewire.Unfiltered, Set[CreationRewire.Unfiltered]] = groups.map { case (group, copies) =>
       group -> copies.flatMap(c => Option(byCopy.get(c)).getOrElse(Nil)).flatMap(p => held(p.source)).toSet
     }
-    def reaches(from: SparkPlan, to: SparkPlan, seen: Set[SparkPlan] = Set.empty): Boolean =
+    def reaches(from: CreationRewire.Unfiltered, to: CreationRewire.Unfiltered,
+        seen: Set[CreationRewire.Unfiltered] = Set.empty): Boolean =
       from == to || (!seen.contains(from) && holds.getOrElse(from, Set.empty).exists(reaches(_, to, seen + from)))
     // a filter in `group` reading a creation side that holds a copy of `group`, or of one whose filters
     // read one that does, would wait for itself; one holding any other such exchange reads it filtered
     // (TPC-DS q64: store_returns' shuffle, filtered by item's keys, feeds store_sales' filter)
-    def safe(s: KeyCollector.Source, group: SparkPlan) = !held(s).exists(reaches(_, group))
+    def safe(s: KeyCollector.Source, group: CreationRewire.Unfiltered) = !held(s).exists(reaches(_, group))
 
     val replace = new IdentityHashMap[SparkPlan, SparkPlan]()
     val feeding = Seq.newBuilder[SparkPlan]

@@ -18,7 +18,7 @@ object TrimWholeTableFilters extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(_.isInstanceOf[DynamicFilterExec])) plan
     else FilterPlans.during(plan) {
-      val why = scala.collection.mutable.LinkedHashMap[SparkPlan, String]()
+      val why = scala.collection.mutable.LinkedHashMap[CreationRewire.Unfiltered, String]()
       val trimmed = plan.transformUp { case d: DynamicFilterExec =>
         d.filters.indices.reverse.foldLeft(d: SparkPlan) {
           case (f: DynamicFilterExec, i) => f.filters(i).sources match {

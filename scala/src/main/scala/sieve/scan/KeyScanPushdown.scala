@@ -241,7 +241,7 @@ object KeyScanPushdown {
     val index = scan.relation.location
     val filters = PrunedScanBytes.staticFilters(scan)
     val key = (System.identityHashCode(index), filters.map(_.canonicalized))
-    val size = index.sizeInBytes
+    val size = PrunedScanBytes.indexBytes(index)
     Option(listings.get(key)).collect { case (ref, sized, files) if (ref.get eq index) && sized == size => files }
       .getOrElse {
         val files = index.listFiles(filters, Nil).flatMap(_.files.map(_.fileStatus)).toIndexedSeq
