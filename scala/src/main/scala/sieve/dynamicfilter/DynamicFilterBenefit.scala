@@ -11,6 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
 import sieve.dynamicfilter.FilterPlans._
+import sieve.plan.PlanMemo
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /** Whether a dynamic filter pays: [[DynamicFilterBenefit.Place]], or a decline with its reason. */
@@ -56,10 +57,16 @@ object DynamicFilterBenefit {
   private val ShuffledRowCost = 3
 
   /** The bytes a scan must read for a filter to pay, and what they weigh ([[leastScanBytes]]). */
-  final case class Least(bytes: BigInt, why: String) {
+  // (the reason is text made only for a decline: a plan asks of every join at each of AQE's plans)
+  final class Least(val bytes: BigInt, reason: => String) {
+    lazy val why: String = reason
     /** The decline of a scan `name` reading `read` bytes (`when`: once DPP has run, ...), or None. */
     def declines(name: String, read: BigInt, when: String = ""): Option[Decline] =
       if (read >= bytes) None else Some(Decline(s"$name reads $read bytes$when$why"))
+  }
+
+  object Least {
+    def apply(bytes: BigInt, why: => String): Least = new Least(bytes, why)
   }
 
   /** Whether a filter on `target` from `source` pays as it is placed: [[pays]], then whether it would skip
@@ -79,10 +86,11 @@ object DynamicFilterBenefit {
     val partitionColumns = FilterPlans.partitionColumns(scan)
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
-    leastScanBytes(target, keys, source, route, probedInStage).declines(name, bytes).getOrElse {
+    val least = leastScanBytes(target, keys, source, route, probedInStage)
+    least.declines(name, bytes).getOrElse {
       if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
         Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
-      else smallAfterDpp(target, keys, source, route, facts, probedInStage).orElse {
+      else smallAfterDpp(target, least, source, facts).orElse {
         val creationBytes = sizeOf(creation)
         // reading more keys than the scan has rows costs more than the rows it can drop; only a completed
         // stage's size says so (Spark's estimate of a join without CBO is far above its real size)
@@ -125,7 +133,7 @@ object DynamicFilterBenefit {
       else {
         val saving = Saving(target, keys, source, route, wait.collectOnly)
         val weight = if (weighed == BigDecimal(wait.total)) "" else " x waitWeight"
-        val waited =
+        def waited =
           if (source.awaited) "testing its rows (another filter of the plan waits for the same keys already)"
           else s"the ${wait.total} bytes$weight it would wait for its keys: ${wait.describe}"
         if (saving.perByte <= 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
@@ -314,14 +322,17 @@ object DynamicFilterBenefit {
    * side's read, which its cores would share anyway (TPC-DS q95: web_sales' self-join filtered by the orders
    * the outer query keeps, whose filtered scan of 92 MB keeps both cores busy). A scan of another kind: its
    * whole read (its tasks are not known here). */
-  private def idleBytes(scan: SparkPlan): BigInt = scan match {
+  private def idleBytes(scan: SparkPlan): BigInt = idleBytesOf(scan)
+
+  // (asked of a creation side's scans for each filter it would feed)
+  private val idleBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
     case s: FileSourceScanExec =>
       val read = scanBytes(s)
       val (tasks, cores) = (tasksOf(s), BigInt(parallelism(s)))
       val waves = (tasks + cores - 1) / cores
       (read * cores * waves / tasks - read).max(0)
     case other => scanBytes(other)
-  }
+  })
 
   /** A file scan's tasks: its files split as Spark splits them (`FilePartition.maxSplitBytes`). */
   private def tasksOf(s: FileSourceScanExec): BigInt = {
@@ -353,10 +364,9 @@ object DynamicFilterBenefit {
   /** Check 1 at placement, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it
    * reads them from) — asked before the filter makes the scan's stage wait for its creation side — and
    * whether the filter can be added to AQE's plan then ([[addsShuffle]]). */
-  private def smallAfterDpp(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
-      route: KeyLineage.Route, facts: PlanFacts, probedInStage: Boolean): Decision = scanOf(target) match {
+  private def smallAfterDpp(target: SparkPlan, least: Least, source: KeyCollector.Source, facts: PlanFacts)
+      : Decision = scanOf(target) match {
     case s: FileSourceScanExec =>
-      val least = leastScanBytes(target, keys, source, route, probedInStage)
       if (least.bytes <= 0) Place
       else facts.keptByDpp(s).map(kept => afterDpp(kept, least, nameOf(s), ", by the keys of its completed broadcast")
         .orElse(addsShuffle(source))).getOrElse(Place)

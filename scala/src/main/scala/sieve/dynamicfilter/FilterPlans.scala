@@ -61,7 +61,12 @@ object FilterPlans extends PredicateHelper {
 
   /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
    * the first logical plan it links to. */
-  def sizeOf(plan: SparkPlan): BigInt = plan match {
+  def sizeOf(plan: SparkPlan): BigInt = sizeOfMemo(plan)
+
+  // (asked of each join's sides and creation sides, at each walk)
+  private val sizeOfMemo = new PlanMemo.Memo[SparkPlan, BigInt](sizeNow)
+
+  private def sizeNow(plan: SparkPlan): BigInt = plan match {
     // a broadcast stage's size is its hash relation's (a long-keyed one can be a dense array over the key
     // range): its rows, at the width of its columns
     case s: BroadcastQueryStageExec if s.isMaterialized && s.getRuntimeStatistics.rowCount.isDefined =>

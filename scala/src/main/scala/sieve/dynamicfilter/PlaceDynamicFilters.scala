@@ -56,16 +56,24 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     else {
       val facts = new PlanFacts(plan, conf)
       plan.foreach { case s: FileSourceScanExec => s.unsetTagValue(AwaitPartitionPruning.Awaits); case _ => }
-      def pass(p: SparkPlan) = {
-        val awaited = awaitedKeys(p)
-        CreationRewire(p.transformUp { case EquiJoin(j) => filterFor(j, facts, awaited) })
-      }
+      // the joins the first walk declined, each node with the creation sides its filters would read
+      val declined = new java.util.IdentityHashMap[SparkPlan, Set[CreationRewire.Unfiltered]]()
+      def pass(p: SparkPlan, awaited: Set[(CreationRewire.Unfiltered, Seq[Int])], again: SparkPlan => Boolean) =
+        CreationRewire(p.transformUp { case EquiJoin(j) if again(j.join) => filterFor(j, facts, awaited, declined) })
       // again when the first walk placed a filter: a join's creation side filtered by a join above it (placed
-      // after it, bottom-up) is selective the second time (TPC-DS q93); a plan the first walk left alone is
-      // not walked twice
+      // after it, bottom-up) is selective the second time (TPC-DS q93), and keys a filter placed waits for cost
+      // another filter no wait (TPC-H q18). A plan the first walk left alone is not walked twice; nor is a join
+      // it declined whose subtree is as it was (the same node) and whose creation sides no new filter reads:
+      // it would be declined again (a walk is most of the rules' planning time, and AQE plans a query again
+      // after each stage: TPC-DS q72, 14 plans)
+      val awaited = awaitedKeys(plan)
       val result = for {
-        once <- pass(plan)
-        twice <- if (once eq plan) Some(once) else pass(once)
+        once <- pass(plan, awaited, _ => true)
+        twice <- if (once eq plan) Some(once) else {
+          val awaitedOnce = awaitedKeys(once)
+          val newlyRead = (awaitedOnce -- awaited).map(_._1)
+          pass(once, awaitedOnce, join => Option(declined.get(join)).forall(_.exists(newlyRead.contains)))
+        }
       } yield twice
       result.getOrElse {
         // filters that wait for each other (which `waitsFor` should have refused): none at all, never a
@@ -168,14 +176,16 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   private val WaitsForThisSide = "the creation side waits for this side's keys already (a filter the other way)"
 
   /** The join with its filters placed, or tagged with why it has none (`awaited`: [[awaitedKeys]] of the plan
-   * this walk began from). */
-  private def filterFor(j: EquiJoin, facts: PlanFacts, awaited: Set[(CreationRewire.Unfiltered, Seq[Int])]): SparkPlan = {
+   * this walk began from), put in `declined` then with the creation sides it tried. */
+  private def filterFor(j: EquiJoin, facts: PlanFacts, awaited: Set[(CreationRewire.Unfiltered, Seq[Int])],
+      declined: java.util.IdentityHashMap[SparkPlan, Set[CreationRewire.Unfiltered]]): SparkPlan = {
     val reasons = Seq.newBuilder[String]
     var reached = false // a scan outside shared exchanges (else the reason is that they hold its scans)
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
     // does not enter those stages — the reason given while their scans were in the plan still holds
     def decline(why: String): SparkPlan = { tagNoFilter(j.join, why); j.join }
-    val placed = applications(j, reasons += _).iterator.map { a =>
+    val tried = applications(j, reasons += _)
+    val placed = tried.iterator.map { a =>
       KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
         // (a side's keys computed again are a fallback: what the join's own exchanges reach says why not first)
         if (!a.source.computed) reached = true
@@ -207,6 +217,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
       }
     }.collectFirst { case Some(p) => p }
     placed.getOrElse {
+      declined.put(j.join, tried.map(a => CreationRewire.unfiltered(a.source.creation)).toSet)
       if (filteredAlready(j)) { j.join.unsetTagValue(NoFilter); j.join }
       else {
         val why = ((if (reached) None else throughSharedOnly(j, facts)).toSeq ++ reasons.result()).distinct
@@ -287,11 +298,12 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   }
 
   /** What a join's keys could filter inside exchanges that have copies (which `filterFor` does not enter):
-   * the scans there its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
-  private[dynamicfilter] def proposals(plan: SparkPlan, facts: PlanFacts): Seq[SharedExchangeFilters.Proposal] =
+   * the scans there (`inCopy`) its keys reach where a filter pays, for [[SharedExchangeFilters]]. */
+  private[dynamicfilter] def proposals(plan: SparkPlan, facts: PlanFacts, inCopy: SparkPlan => Boolean)
+      : Seq[SharedExchangeFilters.Proposal] =
     plan.collect { case EquiJoin(j) => j }.flatMap { j =>
       reachedThroughShared(j, (target, keys, source, route) =>
-        if (DynamicFilterBenefit.atPlacement(target, keys, source, route, facts, probedInStage = false)
+        if (inCopy(target) && DynamicFilterBenefit.atPlacement(target, keys, source, route, facts, probedInStage = false)
             .orElse(DynamicFilterBenefit.keepsNearlyAll(target, keys, source)) == Place)
           Some(SharedExchangeFilters.Proposal(j.join, target, keys, source,
             DynamicFilterBenefit.runTimeLeast(route).bytes.toLong, below = belowCreation(j, source)))

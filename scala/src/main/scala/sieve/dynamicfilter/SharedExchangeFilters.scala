@@ -29,7 +29,7 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(FilterPlans.targetable)) plan
     else FilterPlans.during(plan) {
-      val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf)))
+      val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf), _))
       if (filled eq plan) plan
       else CreationRewire(filled).getOrElse {
         logWarning("spark-sieve: filters of shared exchanges in this plan would wait for each other; none placed")
@@ -45,8 +45,8 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
 
   /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (each target with a
    * filter of its keys fed by all the sources, and the least `minScanBytes` of their proposals), and the
-   * joins that feed one untagged. */
-  private def fill(plan: SparkPlan, proposals: => Seq[Proposal]): SparkPlan = {
+   * joins that feed one untagged. `proposals` are asked only of the targets inside a copy (a predicate). */
+  private def fill(plan: SparkPlan, proposals: (SparkPlan => Boolean) => Seq[Proposal]): SparkPlan = {
     def put(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], minScanBytes: Long) =
       PlaceDynamicFilters.withFilter(target, keys, sources, probedInStage = false, minScanBytes)
     val inPlan = plan.collect { case e: Exchange => e }.groupBy(CreationRewire.unfiltered).filter(_._2.size > 1)
@@ -61,10 +61,11 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
     val groups = inPlan.filter { case (k, copies) =>
       everywhere.get(k).contains(copies.size) && copies.forall(FilterPlans.stageOf(_).isEmpty) }
     val nodes = groups.values.flatten.map(c => c -> identitySet(c)).toSeq
+    if (nodes.isEmpty) return plan
 
     // each proposal in the innermost copy that holds its target and not its join
     val byCopy = new IdentityHashMap[SparkPlan, Seq[Proposal]]()
-    proposals.foreach { p =>
+    proposals(target => nodes.exists(_._2.containsKey(target))).foreach { p =>
       val in = nodes.filter { case (_, set) => set.containsKey(p.target) && !set.containsKey(p.join) }
       if (in.nonEmpty) {
         val copy = in.minBy(_._2.size)._1
