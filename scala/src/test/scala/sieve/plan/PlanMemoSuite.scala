@@ -1,5 +1,10 @@
 package sieve.plan
 
+import java.util.concurrent.{CountDownLatch, TimeUnit}
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
@@ -23,6 +28,24 @@ class PlanMemoSuite extends AnyFunSuite {
     assert(memo(copy) === 1)
     assert(computed === 2)
     assert(memo(plan) === 1 && computed === 2)
+  }
+
+  test("NodeMemo reads and writes its tag without the node's monitor, which Spark holds while it prepares the node") {
+    val memo = new PlanMemo.NodeMemo[SparkPlan, Int]("sieve.test.monitor", _.collectLeaves().size)
+    val plan = ProjectExec(Seq(a), Leaf(Seq(a)))
+    plan.collectLeaves() // its lazy values, as a node being prepared has them (their first read takes the monitor)
+    val (held, release) = (new CountDownLatch(1), new CountDownLatch(1))
+    // as SparkPlan.prepare does while a stage's subtree waits (a dynamic filter's keys)
+    val holder = new Thread(() => plan.synchronized { held.countDown(); release.await(30, TimeUnit.SECONDS) })
+    holder.start()
+    try {
+      assert(held.await(10, TimeUnit.SECONDS))
+      val asked = Future(memo(plan))(ExecutionContext.global)
+      assert(Await.result(asked, 5.seconds) === 1)
+    } finally {
+      release.countDown()
+      holder.join()
+    }
   }
 }
 

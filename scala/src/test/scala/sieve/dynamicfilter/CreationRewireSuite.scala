@@ -1,0 +1,33 @@
+package sieve.dynamicfilter
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, IsNotNull}
+import org.apache.spark.sql.execution.{FilterExec, InputAdapter, LeafExecNode, ProjectExec, SparkPlan,
+  WholeStageCodegenExec}
+import org.apache.spark.sql.types.LongType
+import org.scalatest.funsuite.AnyFunSuite
+
+/** [[CreationRewire.unfiltered]]: what a plan computes, compared without canonicalizing where shapes differ. */
+class CreationRewireSuite extends AnyFunSuite {
+  private val a = AttributeReference("a", LongType)()
+  private val b = AttributeReference("b", LongType)()
+  private def leaf = Table(Seq(a, b))
+
+  test("equal, and hashed alike, for a plan and its copy through codegen; not for another plan") {
+    val plan = ProjectExec(Seq(a), leaf)
+    val compiled = WholeStageCodegenExec(ProjectExec(Seq(a), InputAdapter(leaf)))(1)
+    assert(CreationRewire.unfiltered(plan) == CreationRewire.unfiltered(compiled))
+    assert(CreationRewire.unfiltered(plan).hashCode == CreationRewire.unfiltered(compiled).hashCode)
+    assert(Set(CreationRewire.unfiltered(plan)).contains(CreationRewire.unfiltered(compiled)))
+    // the same shape, another column: told apart by canonical plans
+    assert(CreationRewire.unfiltered(plan) != CreationRewire.unfiltered(ProjectExec(Seq(b), leaf)))
+    // another shape
+    assert(CreationRewire.unfiltered(plan) != CreationRewire.unfiltered(FilterExec(IsNotNull(a), leaf)))
+  }
+}
+
+/** A table that is never read. */
+private case class Table(output: Seq[Attribute]) extends LeafExecNode {
+  override protected def doExecute(): RDD[InternalRow] = throw new UnsupportedOperationException
+}
