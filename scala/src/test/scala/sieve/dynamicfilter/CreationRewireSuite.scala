@@ -12,7 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 class CreationRewireSuite extends AnyFunSuite {
   private val a = AttributeReference("a", LongType)()
   private val b = AttributeReference("b", LongType)()
-  private def leaf = Table(Seq(a, b))
+  private def leaf = RewireLeaf(Seq(a, b))
 
   test("equal, and hashed alike, for a plan and its copy through codegen; not for another plan") {
     val plan = ProjectExec(Seq(a), leaf)
@@ -28,6 +28,6 @@ class CreationRewireSuite extends AnyFunSuite {
 }
 
 /** A table that is never read. */
-private case class Table(output: Seq[Attribute]) extends LeafExecNode {
+private case class RewireLeaf(output: Seq[Attribute]) extends LeafExecNode {
   override protected def doExecute(): RDD[InternalRow] = throw new UnsupportedOperationException
 }
