@@ -68,15 +68,15 @@ object CreationRewire {
     var round = 0
     var changed = true
     while (changed && round < MaxRounds) {
-      // by output attributes too: a CTE used twice gives canonically equal sides with other attributes,
-      // which the filter's keys do not bind to
+      // by output attributes too, compared first (a tuple's equality stops at its first unequal part): a CTE used
+      // twice gives canonically equal sides with other attributes, which the filter's keys do not bind to
       val sides = current.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange ++ computed(j) }.flatten
-        .map(e => (unfiltered(e), e.output.map(_.exprId)) -> e).toMap
+        .map(e => (e.output.map(_.exprId), unfiltered(e)) -> e).toMap
       changed = false
       current = current.transformUp {
         case f: DynamicFilterExec =>
           val rewired = f.creations.map(c =>
-            sides.get((unfiltered(c), c.output.map(_.exprId))).filterNot(_ == c).getOrElse(c))
+            sides.get((c.output.map(_.exprId), unfiltered(c))).filterNot(_ == c).getOrElse(c))
           if (rewired.zip(f.creations).forall { case (a, b) => a eq b }) f
           else { changed = true; f.withCreations(rewired) }
       }

@@ -182,11 +182,17 @@ object FilterPlans extends PredicateHelper {
       }
       here ++ (below ++ p.subqueries).flatMap(exchanges)
     }
-    val counts = exchanges(plan).groupBy(identity).map { case (k, v) => k -> v.size }
-    val withCopies = counts.filter(_._2 > 1).keySet
+    // grouped by shape (cheap); an exchange asked about is canonicalized, with the others of its shape, only then:
+    // most exchanges never are (AQE plans a query again after each stage, with new nodes each time: TPC-DS q83's
+    // three alike date subqueries had each exchange canonicalized at each plan)
+    val byShape = exchanges(plan).groupBy(_.hashCode)
+    val answers = new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]()
+    def copied(e: SparkPlan): Boolean = {
+      val u = CreationRewire.unfiltered(e)
+      byShape.getOrElse(u.hashCode, Nil).iterator.filter(_ == u).take(2).size > 1
+    }
     // (an exchange AQE puts a stage made already in place of has its copy there: a subquery's, its query's)
-    e => (withCopies.nonEmpty && withCopies.contains(CreationRewire.unfiltered(e))) ||
-      (e.isInstanceOf[Exchange] && stageOf(e).isDefined)
+    e => answers.computeIfAbsent(e, e => copied(e) || (e.isInstanceOf[Exchange] && stageOf(e).isDefined))
   }
 
   /** The tables read by the build plans of Spark's dynamic partition pruning filters in `plan`. */
