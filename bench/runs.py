@@ -110,6 +110,22 @@ def error_text(e):
     return lines[0][:300] if lines else type(e).__name__
 
 
+def rules_ms(df):
+    """Milliseconds the run of `df` spent in spark-sieve's rules, by Spark's QueryPlanningTracker (the optimizer's,
+    the planner's and each of AQE's plans of it): what deciding costs a query, which a short one's ratio shows.
+    None where the tracker cannot be read (a Spark Connect DataFrame)."""
+    try:
+        rules = df._jdf.queryExecution().tracker().rules().toList().iterator()
+    except Exception:  # no JVM DataFrame
+        return None
+    total = 0
+    while rules.hasNext():
+        rule = rules.next()
+        if rule._1().startswith("sieve."):
+            total += rule._2().totalTimeNs()
+    return total / 1e6
+
+
 def timings(spark, actions, runs, limit_s, warmup=1, cpu=None):
     """interleaved_times, except that an action that fails (a query Spark or spark-sieve rejects) is
     reported in the returned errors, name -> message, instead of stopping the benchmark."""

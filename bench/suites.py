@@ -9,8 +9,8 @@ import time
 
 from common import DATA, fmt, ratio
 from plan_reading import filter_count, same_plan, why_none
-from runs import (MODES, PlanTexts, cell, collect, full_settings, median_of, timings, variant_settings,
-                  wrong_answers)
+from runs import (MODES, PlanTexts, cell, collect, full_settings, median_of, rules_ms, timings,
+                  variant_settings, wrong_answers)
 
 import spark_sieve as sieve
 
@@ -156,6 +156,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
     rechecked = []  # the queries --recheck ran again, their ratio before and after
     beyond = []  # rechecked, still below RECHECK_BELOW, and not by chance (slowest_chance)
     run_count = 0  # the queries run (a subset with --tpcds-queries / --tpch-queries)
+    planning = {}  # query -> ms in spark-sieve's rules in its last sieve run (runs.rules_ms)
     for number, sql in sorted(texts.items()):
         name_q = f"q{number}" if isinstance(number, int) else str(number)
         if only and str(number) not in only.split(","):
@@ -198,7 +199,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             runs = max(args.runs, args.short_runs) if short(median_of(all_times)) else args.runs
             all_times, errors = more_runs(runs - 1)
         times = median_of(all_times)
-        first_look, noise = "", ""
+        first_look, noise, not_chance = "", "", False
         if args.recheck and not errors and sieve_slower(times, RECHECK_BELOW):
             # a query that looks slower gets more rounds before it is called slower: a sitting's 3 runs
             # of a 40 s query swing by more than that (the first figure is kept in the list)
@@ -217,9 +218,13 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
                 noise = (f" (vanilla against itself in those rounds: "
                          f"{ratio(statistics.median(vanilla_in_rounds), statistics.median(again))}; "
                          f"sieve's run the slowest of the three in {k} of {n}, {chance:.0%} by chance)")
-                if sieve_slower(times, RECHECK_BELOW) and chance < NOISE_CHANCE:
-                    beyond.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
+                not_chance = sieve_slower(times, RECHECK_BELOW) and chance < NOISE_CHANCE
         cpu_med = {v: statistics.median(cpus[v]) if cpus.get(v) and all_times.get(v) else None for v in variants}
+        if "sieve" in frames:
+            planning[name_q] = rules_ms(frames["sieve"])
+        rules_note = f" (its rules {planning[name_q]:.0f} ms)" if planning.get(name_q) is not None else ""
+        if not_chance:
+            beyond.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}{rules_note}")
         if first_look and not errors:
             rechecked.append(f"{name_q} {first_look}{ratio(times['vanilla'], times['sieve'])} in {runs}{noise}")
         for kind in why_none(sieve.explain(frames["sieve"], print_it=False) if "sieve" in frames else ""):
@@ -230,7 +235,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         elif "vanilla" in plans and "sieve" in plans and not changes("sieve"):
             other_plan.append(name_q)
         if sieve_slower(times, RECHECK_BELOW):
-            below.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
+            below.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}{rules_note}")
         if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)
             what = "filter" if dfs["sieve"][0] else "none" if same else "plan"
             slower[what].append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}")
@@ -292,6 +297,13 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         if args.recheck:
             print(f"\nof those, sieve's run the slowest of its recheck round's three (vanilla, sieve, vanilla again) "
                   f"too often to be chance (< {NOISE_CHANCE:.0%}): {', '.join(beyond) or 'none'}")
+    known = {q: ms for q, ms in planning.items() if ms is not None}
+    if known:
+        most = sorted(known.items(), key=lambda kv: -kv[1])[:5]
+        print(f"\nplanning time in spark-sieve's rules (each query's last sieve run; the optimizer's, the planner's "
+              f"and AQE's plans): {sum(known.values()) / 1000:.1f} s in all {len(known)} queries"
+              + (f", {sum(known.values()) / 1000 / totals['sieve']:.1%} of sieve's total" if totals.get("sieve") else "")
+              + "; the most: " + ", ".join(f"{q} {ms:.0f} ms" for q, ms in most))
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
     return len(failed)
