@@ -61,7 +61,15 @@ object CreationRewire {
   }.canonicalized)
 
   def apply(plan: SparkPlan): Option[SparkPlan] =
-    if (!plan.exists(_.isInstanceOf[DynamicFilterExec])) Some(plan) else settle(plan)
+    if (!plan.exists(_.isInstanceOf[DynamicFilterExec]) || wiredAlready(plan)) Some(plan) else settle(plan)
+
+  /** Whether each filter's creation is one of the plan's join sides itself (the same node): nothing to rewire, and
+   * no side hashed nor compared — the common case, a filter wired to its join's exchange as it was placed. */
+  private def wiredAlready(plan: SparkPlan): Boolean = {
+    val sides = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
+    plan.foreach { case EquiJoin(j) => (j.leftExchange ++ j.rightExchange ++ computed(j)).foreach(sides.add); case _ => }
+    plan.collect { case f: DynamicFilterExec => f.creations }.flatten.forall(sides.contains)
+  }
 
   private def settle(plan: SparkPlan): Option[SparkPlan] = {
     var current = plan

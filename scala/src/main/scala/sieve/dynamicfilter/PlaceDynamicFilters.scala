@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import sieve.config.SieveConf
 import sieve.dynamicfilter.DynamicFilterBenefit.{Decline, Place}
 import sieve.dynamicfilter.FilterPlans._
-import sieve.plan.Preconditions
+import sieve.plan.{PlanMemo, Preconditions}
 
 /**
  * Where dynamic filters go (the "dynamic filter metadata" of seeds/002), decided on the physical plan once
@@ -88,13 +88,15 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
    * ~10 times for TPC-DS q68, and a walk costs tens of ms there): no filter can be placed, so no walk; each
    * join keeps the reason its logical join was given while its scans were in the plan. */
   private def keepReasons(plan: SparkPlan): SparkPlan = {
-    plan.foreach {
-      case EquiJoin(j) =>
-        if (filteredAlready(j)) j.join.unsetTagValue(NoFilter)
-        else j.join.setTagValue(NoFilter, j.join.logicalLink.flatMap(_.getTagValue(NoFilter)).getOrElse(NoScan))
-      case _ =>
-    }
+    plan.foreach { case EquiJoin(j) => keepReason(j); case _ => }
     plan
+  }
+
+  /** `j`, whose scans are all inside stages made already, with the reason its logical join was given. */
+  private def keepReason(j: EquiJoin): SparkPlan = {
+    if (filteredAlready(j)) j.join.unsetTagValue(NoFilter)
+    else j.join.setTagValue(NoFilter, j.join.logicalLink.flatMap(_.getTagValue(NoFilter)).getOrElse(NoScan))
+    j.join
   }
 
   private val NoScan = "its keys reach no file scan or cached table on the application side"
@@ -184,6 +186,9 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
     // kept on the logical join too: AQE plans a join again once stages below it have run, and KeyLineage
     // does not enter those stages — the reason given while their scans were in the plan still holds
     def decline(why: String): SparkPlan = { tagNoFilter(j.join, why); j.join }
+    // (a join above stages only, as AQE plans again after each: no scan to filter, no walk — the rules' time in
+    // short queries, TPC-DS q83's three subqueries joined at the top)
+    if (!j.join.exists(targetable)) { declined.put(j.join, Set.empty); return keepReason(j) }
     val tried = applications(j, reasons += _)
     val placed = tried.iterator.map { a =>
       KeyLineage.place(a.app, a.keys, facts.shared, feeds(a.app, j, facts.dppTables)) { (target, targetKeys, picks, route) =>
@@ -270,14 +275,18 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
 
   /** The sources the dynamic filters in `plan` (also inside its stages) read: each creation side without its
    * filters ([[CreationRewire.unfiltered]]), with the positions of the keys read. */
-  private def sourcesIn(plan: SparkPlan): Seq[(CreationRewire.Unfiltered, Seq[Int])] = plan match {
-    case f: DynamicFilterExec =>
-      f.filters.flatMap(_.sources.map(s => (CreationRewire.unfiltered(s.creation), s.picks))) ++
-        f.children.flatMap(sourcesIn)
-    case s: QueryStageExec => sourcesIn(s.plan)
-    case r: ReusedExchangeExec => sourcesIn(r.child)
-    case other => other.children.flatMap(sourcesIn)
-  }
+  private def sourcesIn(plan: SparkPlan): Seq[(CreationRewire.Unfiltered, Seq[Int])] = sourcesOf(plan)
+
+  // (of its subtree alone, asked of each declined join's sides at each of AQE's plans: a stage's, once)
+  private val sourcesOf: PlanMemo.NodeMemo[SparkPlan, Seq[(CreationRewire.Unfiltered, Seq[Int])]] =
+    new PlanMemo.NodeMemo("sieve.dynamicFilterSources", {
+      case f: DynamicFilterExec =>
+        f.filters.flatMap(_.sources.map(s => (CreationRewire.unfiltered(s.creation), s.picks))) ++
+          f.children.flatMap(sourcesIn)
+      case s: QueryStageExec => sourcesIn(s.plan)
+      case r: ReusedExchangeExec => sourcesIn(r.child)
+      case other => other.children.flatMap(sourcesIn)
+    })
 
   /** The keys a filter in `plan` waits for already: one collection serves every filter reading them within an
    * execution ([[KeyCollector.collectOnce]]; TPC-H q18: lineitem's and orders' filters by the same computed
