@@ -29,8 +29,11 @@ def session(app, memory="6g", jar=None, settings=None):
                .config("spark.driver.memory", memory)
                # the heap committed whole from the start: each run follows a System.gc() (interleaved_times),
                # after which G1 gives memory back, and the run then paid for growing the heap again (the date
-               # join's year: 1.3 s against 1.0 s vanilla, 0.9 s against 0.6 s spark-sieve)
-               .config("spark.driver.extraJavaOptions", f"-Xms{memory}")
+               # join's year: 1.3 s against 1.0 s vanilla, 0.9 s against 0.6 s spark-sieve); and touched whole
+               # (AlwaysPreTouch, ~2 s at start): a thread faulting in fresh heap pages cannot reach a safepoint,
+               # and every other thread waits at it (-Xlog:safepoint, TPC-H q2 x12 vanilla: 2.3 s of "reaching
+               # safepoint", 13 waits over 40 ms; touched: 65 ms, none)
+               .config("spark.driver.extraJavaOptions", f"-Xms{memory} -XX:+AlwaysPreTouch")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "8")
