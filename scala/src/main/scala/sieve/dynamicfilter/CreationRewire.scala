@@ -67,9 +67,13 @@ object CreationRewire {
    * no side hashed nor compared — the common case, a filter wired to its join's exchange as it was placed. */
   private def wiredAlready(plan: SparkPlan): Boolean = {
     val sides = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
-    plan.foreach { case EquiJoin(j) => (j.leftExchange ++ j.rightExchange ++ computed(j)).foreach(sides.add); case _ => }
+    joinSides(plan).foreach(sides.add)
     plan.collect { case f: DynamicFilterExec => f.creations }.flatten.forall(sides.contains)
   }
+
+  /** What the plan's joins read a filter's keys from: their exchanges, and the sides keys are computed from. */
+  private def joinSides(plan: SparkPlan): Seq[SparkPlan] =
+    plan.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange ++ computed(j) }.flatten
 
   private def settle(plan: SparkPlan): Option[SparkPlan] = {
     var current = plan
@@ -78,8 +82,7 @@ object CreationRewire {
     while (changed && round < MaxRounds) {
       // by output attributes too, compared first (a tuple's equality stops at its first unequal part): a CTE used
       // twice gives canonically equal sides with other attributes, which the filter's keys do not bind to
-      val sides = current.collect { case EquiJoin(j) => j.leftExchange.toSeq ++ j.rightExchange ++ computed(j) }.flatten
-        .map(e => (e.output.map(_.exprId), unfiltered(e)) -> e).toMap
+      val sides = joinSides(current).map(e => (e.output.map(_.exprId), unfiltered(e)) -> e).toMap
       changed = false
       current = current.transformUp {
         case f: DynamicFilterExec =>
