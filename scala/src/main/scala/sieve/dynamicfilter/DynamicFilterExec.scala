@@ -115,12 +115,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
   def filterDescription(i: Int): String =
     done.map(_.outcomes.getOrElse(i, FilterOutcome()).describe).getOrElse("not executed yet")
 
-  def describeFilter(f: Int): String = {
-    val from = filters(f).sources.map { s =>
-      s"${s.read.mkString("[", ", ", "]")} (${s.kind})"
-    }
-    s"${filterKeys(f).mkString("[", ", ", "]")} from ${from.mkString(" or ")}"
-  }
+  def describeFilter(f: Int): String = filters(f).toString
 
   /** The creation sides feeding filter `f`. */
   def sources(f: Int): Seq[KeyCollector.Source] = filters(f).sources
@@ -392,7 +387,9 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
  * for its sources when it outgrows what the filter saves ([[WaitBoundExec]], under AQE).
  */
 final case class KeyFilter(keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
-    minScanBytes: Long, bound: Option[SparkPlan] = None)
+    minScanBytes: Long, bound: Option[SparkPlan] = None) {
+  override def toString: String = s"${keys.mkString("[", ", ", "]")} from ${sources.mkString(" or ")}"
+}
 
 object DynamicFilterExec {
   /** An operator of one filter, on `child`'s `keys`, fed by `sources` (see [[KeyFilter]]). */

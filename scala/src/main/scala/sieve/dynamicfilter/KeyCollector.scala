@@ -38,6 +38,9 @@ object KeyCollector extends Logging {
     /** Whether its keys are computed by a job running its operators again ([[ComputedKeys]]). */
     def computed: Boolean = ComputedKeys.unapply(creation).isDefined
     def kind: String = if (broadcast) "broadcast" else if (computed) "computed from a shuffle" else "shuffle"
+    // not the case class's, which prints the creation side's whole tree: Spark's formatted explain (the UI's,
+    // made again at each of AQE's plans) prints a DynamicFilterExec's arguments, and nested filters multiply it
+    override def toString: String = s"${read.mkString("[", ", ", "]")} ($kind)"
   }
   object Source {
     def apply(creation: SparkPlan, keys: Seq[Expression], broadcast: Boolean): Source =

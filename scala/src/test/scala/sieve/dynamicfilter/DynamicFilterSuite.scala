@@ -502,6 +502,19 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
+  test("formatted explain (the UI's, made at each of AQE's plans) prints a filter's keys and sources, not its creation side's tree") {
+    withDynamicFilters() {
+      views(spark)
+      val df = spark.sql(starJoin)
+      df.collect()
+      val text = df.queryExecution.explainString(org.apache.spark.sql.execution.FormattedMode)
+      val arguments = text.linesIterator.dropWhile(!_.contains(") DynamicFilter")).drop(1)
+        .find(_.startsWith("Arguments:")).getOrElse(fail(text))
+      assert(arguments.matches("""Arguments: .*\[k#\d+L?\] from \[k#\d+L?\] \(broadcast\).*"""), arguments)
+      assert(!arguments.contains("Exchange") && !arguments.contains("Scan"), arguments)
+    }
+  }
+
   /** The star join over [[KeyRangeSource]] (40,000 rows, 40 input partitions of 1,000 keys) and `dim`: keys
    * 100..119 and 1,960..1,979, in its first two partitions. */
   private def rangedJoin(s: SparkSession): DataFrame = {
