@@ -29,7 +29,7 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan =
     if (!PlaceDynamicFilters.active(plan) || !plan.exists(FilterPlans.targetable)) plan
     else FilterPlans.during(plan) {
-      val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf), _))
+      val filled = fill(plan, PlaceDynamicFilters.proposals(plan, new PlanFacts(plan, conf), _, _))
       if (filled eq plan) plan
       else CreationRewire(filled).getOrElse {
         logWarning("spark-sieve: filters of shared exchanges in this plan would wait for each other; none placed")
@@ -45,8 +45,10 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
 
   /** `plan` with the filters of `proposals` placed in the copies of shared exchanges (each target with a
    * filter of its keys fed by all the sources, and the least `minScanBytes` of their proposals), and the
-   * joins that feed one untagged. `proposals` are asked only of the targets inside a copy (a predicate). */
-  private def fill(plan: SparkPlan, proposals: (SparkPlan => Boolean) => Seq[Proposal]): SparkPlan = {
+   * joins that feed one untagged. `proposals` are asked only of the targets inside a copy and of the joins above
+   * one (two predicates). */
+  private def fill(plan: SparkPlan, proposals: (SparkPlan => Boolean, SparkPlan => Boolean) => Seq[Proposal])
+      : SparkPlan = {
     def put(target: SparkPlan, keys: Seq[Expression], sources: Seq[KeyCollector.Source], minScanBytes: Long) =
       PlaceDynamicFilters.withFilter(target, keys, sources, probedInStage = false, minScanBytes)
     val inPlan = plan.collect { case e: Exchange => e }.groupBy(CreationRewire.unfiltered).filter(_._2.size > 1)
@@ -65,7 +67,8 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
 
     // each proposal in the innermost copy that holds its target and not its join
     val byCopy = new IdentityHashMap[SparkPlan, Seq[Proposal]]()
-    proposals(target => nodes.exists(_._2.containsKey(target))).foreach { p =>
+    val copies = identitySet(nodes.map(_._1))
+    proposals(target => nodes.exists(_._2.containsKey(target)), join => join.exists(copies.containsKey)).foreach { p =>
       val in = nodes.filter { case (_, set) => set.containsKey(p.target) && !set.containsKey(p.join) }
       if (in.nonEmpty) {
         val copy = in.minBy(_._2.size)._1
@@ -127,9 +130,12 @@ object SharedExchangeFilters extends Rule[SparkPlan] {
     }
   }
 
-  private def identitySet(plan: SparkPlan): IdentityHashMap[SparkPlan, java.lang.Boolean] = {
+  private def identitySet(plan: SparkPlan): IdentityHashMap[SparkPlan, java.lang.Boolean] =
+    identitySet(plan.collect { case n => n })
+
+  private def identitySet(nodes: Seq[SparkPlan]): IdentityHashMap[SparkPlan, java.lang.Boolean] = {
     val set = new IdentityHashMap[SparkPlan, java.lang.Boolean]()
-    plan.foreach(n => set.put(n, true))
+    nodes.foreach(n => set.put(n, true))
     set
   }
 
