@@ -1,11 +1,11 @@
 package sieve.dynamicfilter
 
-import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.keyset.KeyRanges
-import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown}
+import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, RowGroupFilters}
 import sieve.scan.KeyPrunedFileIndex.RowGroup
 
 /**
@@ -17,7 +17,7 @@ import sieve.scan.KeyPrunedFileIndex.RowGroup
  * has nothing to do with it, hold keys in every row group of lineitem (sorted by the same key): its filter
  * waited for them and skipped nothing (0.74x vanilla).
  */
-object CreationKeyRanges extends PredicateHelper {
+object CreationKeyRanges {
 
   /** The share of the rows of `target`'s scan (its sampled footers on `targetKey`) in row groups that hold no
    * value the creation side's keys can take, or None when the footers cannot say: a creation side that is not
@@ -44,54 +44,16 @@ object CreationKeyRanges extends PredicateHelper {
   private def sampled(maxFiles: Long): Long = math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong)
 
   /** The key column's row groups of the scan below `plan` (its footers, or a sample's) that hold a key (not all
-   * NULL) and that every comparison of the scan's filters can keep; None when a footer does not say, or a filter is not such a
-   * comparison (nor a NULL check): a filter not understood may keep keys of a few row groups only. */
+   * NULL) and that every comparison of the scan's filters can keep ([[RowGroupFilters]]); None when a footer does not
+   * say, or a filter is not such a comparison (nor a NULL check): a filter not understood may keep keys of a few row
+   * groups only. */
   private def keptKeyGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[RowGroup]] =
     for {
       scan <- KeyScanPushdown.scanBelow(plan, key)
-      conjuncts = scan.dataFilters.flatMap(splitConjunctivePredicates).filterNot(_.isInstanceOf[IsNotNull])
-      comparisons <- sequence(conjuncts.map(comparison))
+      comparisons <- RowGroupFilters.sequence(RowGroupFilters.comparisons(scan))
       keyGroups <- KeyScanPushdown.plannedRowGroupsByFile(plan, key, maxFiles, conf)
-      // each compared column's row groups by file, and whether a row group's statistics pass its comparisons
-      tests <- sequence(comparisons.groupBy(_._1.exprId).values.toSeq.map { cs =>
-        KeyScanPushdown.plannedRowGroupsByFile(plan, cs.head._1, maxFiles, conf)
-          .map(groups => (groups, (g: RowGroup) => cs.forall(_._2(g))))
-      })
+      pass <- RowGroupFilters.passes(plan, comparisons, maxFiles, conf)
     } yield keyGroups.toSeq.flatMap { case (file, groups) =>
-      groups.indices.filter { i =>
-        groups(i).hasValues && tests.forall { case (byFile, keeps) =>
-          byFile.get(file).forall(g => g.length != groups.length || keeps(g(i)))
-        }
-      }.map(groups)
+      groups.indices.filter(i => groups(i).hasValues && pass(file, i, groups.length)).map(groups)
     }
-
-  private def sequence[T](options: Seq[Option[T]]): Option[Seq[T]] =
-    if (options.forall(_.isDefined)) Some(options.flatten) else None
-
-  /** A comparison of an integral or date column with a literal: the column, and whether a row group whose
-   * statistics on it are `g` may hold a row that passes (one of all NULLs holds none). */
-  private def comparison(e: Expression): Option[(Attribute, RowGroup => Boolean)] = {
-    def value(l: Literal): Option[Long] = l.value match {
-      case i: java.lang.Integer => Some(i.longValue)
-      case l: java.lang.Long => Some(l.longValue)
-      case s: java.lang.Short => Some(s.longValue)
-      case b: java.lang.Byte => Some(b.longValue)
-      case _ => None
-    }
-    def column(a: Attribute, l: Literal) = KeyPrunedFileIndex.supports(a.dataType) && a.dataType == l.dataType
-    def test(a: Attribute, keeps: RowGroup => Boolean) = Some((a, (g: RowGroup) => g.hasValues && keeps(g)))
-    e match {
-      case EqualTo(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, g => g.min <= v && v <= g.max))
-      case EqualTo(l: Literal, a: Attribute) if column(a, l) => comparison(EqualTo(a, l))
-      case GreaterThan(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.max > v))
-      case GreaterThanOrEqual(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.max >= v))
-      case LessThan(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.min < v))
-      case LessThanOrEqual(a: Attribute, l: Literal) if column(a, l) => value(l).flatMap(v => test(a, _.min <= v))
-      case GreaterThan(l: Literal, a: Attribute) => comparison(LessThan(a, l))
-      case GreaterThanOrEqual(l: Literal, a: Attribute) => comparison(LessThanOrEqual(a, l))
-      case LessThan(l: Literal, a: Attribute) => comparison(GreaterThan(a, l))
-      case LessThanOrEqual(l: Literal, a: Attribute) => comparison(GreaterThanOrEqual(a, l))
-      case _ => None
-    }
-  }
 }

@@ -284,7 +284,7 @@ object DynamicFilterBenefit {
           reads = scans.map(scanBytes).sum, stages = chain)
     }
 
-  /** The bytes `target`'s scan reads ([[scanBytes]]) per row of it, by its footers on the filter's key. */
+  /** The bytes of `target`'s scan's columns ([[columnBytes]]) per row of it, by its footers on the filter's key. */
   private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {
     case Seq(key: Attribute) =>
       val scan = scanOf(target)
@@ -292,7 +292,7 @@ object DynamicFilterBenefit {
       for {
         groups <- KeyScanPushdown.plannedRowGroups(scan, key, maxFiles, conf)
         rows <- KeyScanPushdown.scanRows(scan, groups, maxFiles) if rows > 0
-      } yield (BigDecimal(scanBytes(scan)) / rows).toDouble
+      } yield (BigDecimal(columnBytes(scan)) / rows).toDouble
     case _ => None
   }
 

@@ -13,8 +13,9 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
+import sieve.config.SieveConf
 import sieve.plan.PlanMemo
-import sieve.scan.PrunedScanBytes
+import sieve.scan.{KeyPrunedFileIndex, PrunedScanBytes, RowGroupFilters}
 
 /** What the dynamic-filter rules ask of a physical plan: its scans, their sizes, its shared exchanges. */
 object FilterPlans extends PredicateHelper {
@@ -49,15 +50,27 @@ object FilterPlans extends PredicateHelper {
     case _ => "the cached table"
   }
 
-  /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads. */
+  /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads
+   * ([[columnBytes]]), in the row groups its own filters do not skip ([[RowGroupFilters]]: TPC-H q10 on orders
+   * sorted by date, whose filter to a quarter reads 1 row group in 28, waited for lineitem's keys for its
+   * 9.9 MB, read as whole, and was 0.85x vanilla). */
   def scanBytes(scan: SparkPlan): BigInt = scanBytesOf(scan)
 
   // (a listed table's size is a sum over its files, asked for each join whose keys reach it)
   private val scanBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
+    case s: FileSourceScanExec =>
+      val maxFiles = math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(SQLConf.get), KeyPrunedFileIndex.SampleFiles.toLong)
+      RowGroupFilters.keptShare(s, maxFiles, SQLConf.get).fold(columnBytes(s))(share =>
+        (BigDecimal(columnBytes(s)) * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt)
+    case other => columnBytes(other)
+  })
+
+  /** The bytes of the columns a scan reads in all of its files (the cached table's, once cached). */
+  def columnBytes(scan: SparkPlan): BigInt = scan match {
     case s: FileSourceScanExec => PrunedScanBytes.readShare(s, PrunedScanBytes.relationBytes(s.relation))
     case s: InMemoryTableScanExec => s.relation.computeStats().sizeInBytes
     case other => sizeOf(other)
-  })
+  }
 
   /** What a plan's output is known to weigh: a completed AQE stage's real size, else the estimate of
    * the first logical plan it links to. */
