@@ -87,7 +87,9 @@ object DynamicFilterBenefit {
     val onPartitionColumn = keys.flatMap(_.references).exists(a => partitionColumns.exists(conf.resolver(_, a.name)))
     val name = nameOf(scan)
     val least = leastScanBytes(target, keys, source, route, probedInStage)
-    least.declines(name, bytes).getOrElse {
+    val ofColumns = columnBytes(scan)
+    val kept = if (bytes < ofColumns) s" (of $ofColumns: the row groups its filters keep)" else ""
+    least.declines(name, bytes, kept).getOrElse {
       if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
         Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
       else smallAfterDpp(target, least, source, facts).orElse {

@@ -103,6 +103,21 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
+  testWithAndWithoutAqe("a scan whose own filters skip row groups is weighed by the bytes of those it reads") {
+    // sort-merge: a filter on fact would make its scan wait for dim's keys; fact's own k < 200 keeps a tenth of
+    // its row groups (sorted by k), so it reads a tenth of its bytes, which the decline names
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val reads = """the scan of fact reads (\d+) bytes \(of (\d+): the row groups its filters keep\)""".r
+      val df = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7 AND f.k < 200"))
+      val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+      val m = reads.findFirstMatchIn(text).getOrElse(fail(text))
+      assert(m.group(1).toLong > 0 && m.group(1).toLong * 5 < m.group(2).toLong, text)
+      // all of them without a filter of its own
+      val whole = checkAnswerAgainstVanilla(sql("SELECT f.v FROM fact f JOIN dim d ON f.k = d.k WHERE d.cat = 7"))
+      assert(!DynamicFilterExplain(whole.queryExecution.executedPlan).mkString("\n").contains("the row groups its filters keep"))
+    }
+  }
+
   testWithAndWithoutAqe("Parquet footers: files and row groups between clusters of keys are skipped") {
     withDynamicFilters() {
       // grp 1 and 98: keys 20..39 and 1960..1979, in the first and the last of the 8 files
