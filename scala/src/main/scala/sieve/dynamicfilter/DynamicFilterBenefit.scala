@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import sieve.config.SieveConf
 import sieve.dynamicfilter.FilterPlans._
 import sieve.plan.PlanMemo
-import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
+import sieve.scan.{KeyScanPushdown, PrunedScanBytes}
 
 /** Whether a dynamic filter pays: [[DynamicFilterBenefit.Place]], or a decline with its reason. */
 sealed trait Decision {
@@ -211,8 +211,7 @@ object DynamicFilterBenefit {
       !route.shuffled && route.probesShuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
     private lazy val fanout: Option[Double] =
       if (!throughProbes) None
-      else ProbeFanout(scan, route.probes,
-        math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong), conf)
+      else ProbeFanout(scan, route.probes, sampledFooterFiles(conf), conf)
     private def perShuffledRow: Int = if (ownFilter) 1 else ShuffledRowCost - 1
     private def shuffled: Double =
       if (beforeShuffle) perShuffledRow
@@ -290,7 +289,7 @@ object DynamicFilterBenefit {
   private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {
     case Seq(key: Attribute) =>
       val scan = scanOf(target)
-      val maxFiles = math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong)
+      val maxFiles = sampledFooterFiles(conf)
       for {
         groups <- KeyScanPushdown.plannedRowGroups(scan, key, maxFiles, conf)
         rows <- KeyScanPushdown.scanRows(scan, groups, maxFiles) if rows > 0
@@ -430,8 +429,7 @@ object DynamicFilterBenefit {
         (computed, key) <- exchanged(source.creation, creationKey)
         table <- KeyScanPushdown.plannedRowGroups(computed, key, maxFiles, conf, whole = true)
         held = table.filter(_.hasValues) if held.nonEmpty
-        groups <- KeyScanPushdown.plannedRowGroups(scan, appKey,
-          math.min(maxFiles, KeyPrunedFileIndex.SampleFiles.toLong), conf)
+        groups <- KeyScanPushdown.plannedRowGroups(scan, appKey, sampledFooterFiles(conf), conf)
         (rows, lo, hi) = (held.map(_.rows).sum, held.map(_.min).min, held.map(_.max).max)
         keep <- KeepEstimate.of(rows.toDouble, lo, hi, groups)
       } yield keeps(keep, k => f"the creation side is a whole table whose $rows keys in [$lo, $hi] would keep " +

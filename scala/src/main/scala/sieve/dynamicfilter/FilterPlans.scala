@@ -59,11 +59,14 @@ object FilterPlans extends PredicateHelper {
   // (a listed table's size is a sum over its files, asked for each join whose keys reach it)
   private val scanBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
     case s: FileSourceScanExec =>
-      val maxFiles = math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(SQLConf.get), KeyPrunedFileIndex.SampleFiles.toLong)
-      RowGroupFilters.keptShare(s, maxFiles, SQLConf.get).fold(columnBytes(s))(share =>
+      RowGroupFilters.keptShare(s, sampledFooterFiles(SQLConf.get), SQLConf.get).fold(columnBytes(s))(share =>
         (BigDecimal(columnBytes(s)) * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt)
     case other => columnBytes(other)
   })
+
+  /** The footers a question asked at planning reads: `maxFooterFiles`, at most a sample's. */
+  def sampledFooterFiles(conf: SQLConf): Long =
+    math.min(SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), KeyPrunedFileIndex.SampleFiles.toLong)
 
   /** The bytes of the columns a scan reads in all of its files (the cached table's, once cached). */
   def columnBytes(scan: SparkPlan): BigInt = scan match {
