@@ -149,7 +149,8 @@ object SieveConf {
       "keys are pushed into the scan (Parquet / ORC skip the row groups and files they rule out) but no row " +
       "is tested, since those joins drop the same rows in the same loop and a test per row only adds to " +
       "their probes (spark_sieve.explain says so); and where a sample of the scan's Parquet footers shows the " +
-      "key's values spread over every row group, no filter is placed (its keys would skip nothing).")
+      "key's values spread over every row group, or the scan is one row group and its footers do not give " +
+      "the key's statistics (a string), no filter is placed (its keys would skip nothing, or not foreseeably).")
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,

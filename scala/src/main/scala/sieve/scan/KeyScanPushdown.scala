@@ -305,6 +305,13 @@ object KeyScanPushdown {
       }
     }
 
+  /** The row groups of the scan below `plan` in all, by the footers of the first of its columns they give
+   * statistics of (an integral or date one: [[plannedRowGroups]], every footer read: at most `maxFiles` files);
+   * None when none does. */
+  def plannedRowGroupCount(plan: SparkPlan, maxFiles: Long, conf: SQLConf): Option[Int] =
+    scanBelow(plan).flatMap(_.output.iterator.map(c => plannedRowGroups(plan, c, maxFiles, conf, whole = true))
+      .collectFirst { case Some(groups) => groups.size })
+
   /** [[rowGroups]] for the planner, which asks before anything runs: only for a scan whose files are listed
    * in memory already (a catalog table's partitions: listing them again each time a plan is made costs
    * more than the answer saves) and, with `whole`, only when every footer is read (no sample). */

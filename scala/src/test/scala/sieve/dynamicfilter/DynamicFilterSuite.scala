@@ -32,6 +32,11 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // one key value in every row group
     spark.range(40000).selectExpr("CAST(7 AS INT) AS k", "id AS v").coalesce(1)
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_constant")
+    // fact_unsorted's rows with a string key: one row group; sorted by it in small row groups
+    spark.read.parquet(s"$dir/fact_unsorted").selectExpr("CAST(k AS STRING) AS ks", "v").coalesce(1)
+      .write.parquet(s"$dir/fact_text")
+    spark.read.parquet(s"$dir/fact_text").orderBy("ks").coalesce(1)
+      .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_text_groups")
     // 8,000 (a, b) pairs over fact's 77
     spark.range(8000).selectExpr("CAST(id % 7 AS INT) AS a", "CAST(id % 11 AS INT) AS b", "id AS v")
       .write.parquet(s"$dir/pairs")
@@ -53,6 +58,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.parquet(s"$dir/fact_unsorted").createOrReplaceTempView("fact_unsorted")
     s.read.parquet(s"$dir/fact_constant").createOrReplaceTempView("fact_constant")
     s.read.parquet(s"$dir/dim_few").createOrReplaceTempView("dim_few")
+    s.read.parquet(s"$dir/fact_text").createOrReplaceTempView("fact_text")
+    s.read.parquet(s"$dir/fact_text_groups").createOrReplaceTempView("fact_text_groups")
     s.read.parquet(s"$dir/pairs").createOrReplaceTempView("pairs")
     s.read.parquet(s"$dir/dim_sorted").createOrReplaceTempView("dim_sorted")
   }
@@ -221,6 +228,16 @@ class DynamicFilterSuite extends SieveSessionSuite {
       // one value everywhere is not spread: keys without it rule out every row group (here the one file)
       val constant = only(checkAnswerAgainstVanilla(sql(q.format("fact_constant"))))
       assert(metric(constant, "filesSkipped") === 1, constant.filterDescription(0))
+      // a string key (its statistics not read from the footers) into a scan of one row group: none either
+      val textQ = "SELECT f.v FROM %s f JOIN dim d ON f.ks = CAST(d.k AS STRING) WHERE d.grp = 5"
+      val oneGroup = checkAnswerAgainstVanilla(sql(textQ.format("fact_text")))
+      assert(filters(oneGroup).isEmpty)
+      val oneWhy = DynamicFilterExplain(oneGroup.queryExecution.executedPlan).mkString("\n")
+      assert(oneWhy.contains("is one row group (footers), which keys of ks would skip only if none lay in its range"),
+        oneWhy)
+      // of several row groups, sorted by it: pushed, as its keys may skip some
+      val groups = only(checkAnswerAgainstVanilla(sql(textQ.format("fact_text_groups"))))
+      assert(groups.probedInStage === Seq(true) && groups.passesRows, groups.filterDescription(0))
     }
     withDynamicFilters("spark.sieve.dynamicFilter.sameStageRowTest" -> "false",
         "spark.sieve.dynamicFilter.maxFooterFiles" -> "0") { // footers not read: they do not say so
