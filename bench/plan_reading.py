@@ -86,6 +86,19 @@ def filter_count(plan_text):
 _PLAN_IDS = re.compile(r"#\d+L?|\[id=#?\d+\]|plan_id=\d+|(?<=QueryStage )\d+|\*\(\d+\)|(?<=\bid=)\d+")
 
 
+def first_difference(a, b):
+    """The first line of `b` that differs from `a`'s, ids aside (None where the plans are one): what a note needs
+    to tell "another plan" from noise."""
+    if a is None or b is None:
+        return None
+    x, y = (_PLAN_IDS.sub("", plan).splitlines() for plan in (a, b))
+    for i in range(max(len(x), len(y))):
+        here = y[i] if i < len(y) else "(its plan ends here)"
+        if i >= len(x) or x[i] != here:
+            return " ".join(here.split())
+    return None
+
+
 def same_plan(a, b):
     """Whether two executed plans' texts are one plan, ids aside: then a gap between their times is the
     machine's run-to-run noise (or planning time, which the bench cannot tell apart), not a plan's cost."""

@@ -8,7 +8,7 @@ import statistics
 import time
 
 from common import DATA, fmt, ratio
-from plan_reading import filter_count, same_plan, why_none
+from plan_reading import filter_count, first_difference, same_plan, why_none
 from runs import (MODES, PlanTexts, cell, collect, full_settings, median_of, rules_ms, timings,
                   variant_settings, wrong_answers)
 
@@ -233,7 +233,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         if same:
             same_as_vanilla.append(name_q)
         elif "vanilla" in plans and "sieve" in plans and not changes("sieve"):
-            other_plan.append(name_q)
+            other_plan.append(f"{name_q} (first line unlike vanilla's: "
+                              f"{first_difference(plans.get('vanilla'), plans.get('sieve'))})")
         if sieve_slower(times, RECHECK_BELOW):
             below.append(f"{name_q} {ratio(times['vanilla'], times['sieve'])}{rules_note}")
         if sieve_slower(times):  # by the sieve variant's own plan (not another variant's filters)

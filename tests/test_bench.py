@@ -30,6 +30,14 @@ def test_another_plan_is_not_the_same():
     assert not bench.same_plan(PLAN, None)
 
 
+def test_the_first_line_unlike_vanilla_is_named():
+    import plan_reading
+    other = PLAN.replace("d_year#45 = 2001", "d_year#45 = 2002").replace("*(3)", "*(4)")
+    assert plan_reading.first_difference(PLAN, other) == \
+        "+- Filter (isnotnull(d_year) AND (d_year = 2002))"
+    assert plan_reading.first_difference(PLAN, PLAN.replace("*(19)", "*(7)")) is None
+
+
 def test_a_short_query_is_rechecked_until_its_runs_fill_the_time():
     import suites
     assert suites.recheck_rounds(1, {"vanilla": 30.0, "sieve": 32.0}, short=False) == 1
