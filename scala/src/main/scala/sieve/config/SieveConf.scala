@@ -69,8 +69,8 @@ object SieveConf {
   val DYNAMIC_FILTER_MIN_APPLICATION_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.minApplicationBytes", default = 0L,
     "A floor users may set: no join side reading fewer bytes (after column pruning, in the row groups its own " +
-      "filters keep; once dynamic partition pruning has run, of the files it keeps) is filtered. 0 by default: whether a filter pays is decided " +
-      "from the scan's bytes against the wait for its keys (stageStartBytes).")
+      "filters keep; once dynamic partition pruning has run, of the files it keeps) is filtered. 0 by default: " +
+      "whether a filter pays is decided from the scan's bytes against the wait for its keys (stageStartBytes).")
 
   val DYNAMIC_FILTER_STAGE_START_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.stageStartBytes", default = 8L << 20,
