@@ -10,13 +10,14 @@ import org.apache.spark.SparkContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.SieveRunningTasks
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, Statistics}
 import org.apache.spark.sql.execution.{LeafExecNode, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.adaptive.{QueryStageExec, SieveStageCache}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
+
+import sieve.plan.PlanMemo
 
 /**
  * Bounds a scan's wait for a dynamic filter's keys (under AQE) by what the filter is expected to save. A child
@@ -120,9 +121,8 @@ object WaitBound {
   /** The scan a [[WaitBoundExec]] names: its table and columns (the same across AQE's plans of one query). */
   def keyOf(scan: SparkPlan): String = s"${FilterPlans.nameOf(scan)} #${scan.output.map(_.exprId.id).mkString(",")}"
 
-  /** The execution the rules run in (AQE plans again within it; its first plan is made before it has an id). */
-  def executionId: Option[String] = SparkSession.getActiveSession
-    .flatMap(s => Option(s.sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)))
+  /** The execution the rules run in ([[PlanMemo.executionId]]). */
+  def executionId: Option[String] = PlanMemo.executionId
 
   private def clock(executionId: String, scan: String, cores: Int): Clock =
     clocks.synchronized(clocks.computeIfAbsent((executionId, scan), _ => new Clock(cores)))

@@ -173,12 +173,12 @@ object PrunedScanBytes {
 
   /** The bytes of `relation`'s files, and of `index`'s: sums over their listing, with a file system lookup per
    * root path, asked for each join whose keys reach a scan of them (~10% of the rules' planning time of TPC-DS
-   * q72): remembered while a rule runs ([[PlanMemo]]). */
+   * q72): remembered while the execution that asks lasts ([[PlanMemo.ExecutionMemo]]). */
   def relationBytes(relation: HadoopFsRelation): Long = relationBytesOf(relation)
   def indexBytes(index: FileIndex): Long = indexBytesOf(index)
 
-  private val relationBytesOf = new PlanMemo.Memo[HadoopFsRelation, Long](_.sizeInBytes)
-  private val indexBytesOf = new PlanMemo.Memo[FileIndex, Long](_.sizeInBytes)
+  private val relationBytesOf = new PlanMemo.ExecutionMemo[HadoopFsRelation, Long](_.sizeInBytes)
+  private val indexBytesOf = new PlanMemo.ExecutionMemo[FileIndex, Long](_.sizeInBytes)
 
   /** `fileBytes` of `scan`'s files, at the share of their columns (by width) the scan reads. */
   def readShare(scan: FileSourceScanExec, fileBytes: BigInt): BigInt = {

@@ -30,6 +30,26 @@ class PlanMemoSuite extends AnyFunSuite {
     assert(memo(plan) === 1 && computed === 2)
   }
 
+  test("ExecutionMemo computes once per node in an execution, again in another, each time outside both") {
+    var (computed, execution) = (0, Option("1"))
+    val memo = new PlanMemo.ExecutionMemo[SparkPlan, Int](p => { computed += 1; p.collectLeaves().size }, () => execution)
+    val plan = ProjectExec(Seq(a), Leaf(Seq(a)))
+    assert(memo(plan) === 1 && memo(plan) === 1 && computed === 1)
+    // an equal node is another node: identity, as the listing behind it may be another
+    assert(memo(ProjectExec(Seq(a), Leaf(Seq(a)))) === 1 && computed === 2)
+    execution = Some("2")
+    assert(memo(plan) === 1 && computed === 3)
+    // outside an execution (AQE's first plan is made before its id) and a rule's run: each call computes
+    execution = None
+    assert(memo(plan) === 1 && memo(plan) === 1 && computed === 5)
+    // only the last executions' values are kept
+    (3 to 20).foreach { i => execution = Some(i.toString); memo(plan) }
+    execution = Some("1")
+    val before = computed
+    memo(plan)
+    assert(computed === before + 1)
+  }
+
   test("NodeMemo reads and writes its tag without the node's monitor, which Spark holds while it prepares the node") {
     val memo = new PlanMemo.NodeMemo[SparkPlan, Int]("sieve.test.monitor", _.collectLeaves().size)
     val plan = ProjectExec(Seq(a), Leaf(Seq(a)))
