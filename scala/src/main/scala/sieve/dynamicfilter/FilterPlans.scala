@@ -119,7 +119,7 @@ object FilterPlans extends PredicateHelper {
   def during[T](plan: SparkPlan)(body: => T): T = PlanMemo.during {
     val cache = if (madeStages.get != null || !SQLConf.get.exchangeReuseEnabled ||
         !plan.exists(_.isInstanceOf[QueryStageExec])) None
-      else WaitBound.executionId.flatMap(id => scala.util.Try(SieveStageCache.of(id)).toOption.flatten)
+      else PlanMemo.executionId.flatMap(id => scala.util.Try(SieveStageCache.of(id)).toOption.flatten)
         .filter(c => plan.exists { case s: QueryStageExec => c.holds(s); case _ => false })
     cache.fold(body) { c =>
       madeStages.set(c)

@@ -340,7 +340,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
         val scan = scanOf(target)
         val key = WaitBound.keyOf(scan)
         val rate = SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.get(conf)
-        WaitBound.spent(WaitBound.executionId, key, rate) match {
+        WaitBound.spent(PlanMemo.executionId, key, rate) match {
           case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
             s"would use stood idle, at a cost of $spent bytes of reading (idleCoreSecondBytes: $rate), more than " +
             s"the $budget it saves: the wait was ended")

@@ -17,8 +17,6 @@ import org.apache.spark.sql.execution.{LeafExecNode, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.adaptive.{QueryStageExec, SieveStageCache}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 
-import sieve.plan.PlanMemo
-
 /**
  * Bounds a scan's wait for a dynamic filter's keys (under AQE) by what the filter is expected to save. A child
  * of the filter's [[DynamicFilterExec]] beside its creation sides, so the scan's stage waits for it too; an AQE
@@ -120,9 +118,6 @@ object WaitBound {
 
   /** The scan a [[WaitBoundExec]] names: its table and columns (the same across AQE's plans of one query). */
   def keyOf(scan: SparkPlan): String = s"${FilterPlans.nameOf(scan)} #${scan.output.map(_.exprId.id).mkString(",")}"
-
-  /** The execution the rules run in ([[PlanMemo.executionId]]). */
-  def executionId: Option[String] = PlanMemo.executionId
 
   private def clock(executionId: String, scan: String, cores: Int): Clock =
     clocks.synchronized(clocks.computeIfAbsent((executionId, scan), _ => new Clock(cores)))
