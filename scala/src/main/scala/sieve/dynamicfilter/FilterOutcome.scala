@@ -20,7 +20,8 @@ final case class FilterOutcome(chosen: Option[KeySet] = None, dropped: Option[St
       expected.map(k => f"; expected to keep ${k * 100}%.1f%% of the scan's rows").getOrElse("") +
       (if (pushed.isEmpty) "" else s"; pushed to scan: ${pushed.map(brief).mkString(", ")}") +
       pruning.map(c =>
-        if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)" +
+        if (c.pruningDeclined.nonEmpty) s"; no file pruned: ${c.pruningDeclined}"
+        else if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)" +
           (if (c.footersSampled == 0) "" else s", ${c.footersSampled} sampled: " +
             (if (pushed.nonEmpty) "row groups to skip" else "no row group to skip, nothing pushed"))
         else if (c.runtimeFilteredPartitions > 0) s"; handed to the source's runtime filtering: " +

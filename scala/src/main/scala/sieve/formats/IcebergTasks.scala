@@ -4,7 +4,6 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, 
 
 import scala.jdk.CollectionConverters._
 import scala.annotation.nowarn
-import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.iceberg.{BaseScanTaskGroup, ScanTask, ScanTaskGroup, Scan => IcebergScan}
@@ -16,13 +15,13 @@ import org.apache.spark.sql.types.{DataType, LongType}
 /**
  * An Iceberg scan's input partitions less the data files whose column bounds (the lower and upper bounds,
  * null and value counts its manifests keep per field id) hold no key of a set of ranges: Iceberg's own planning
- * decides, on the scan's snapshot and schema (a renamed column keeps its field id; a column added since is all
- * NULL in older files). A file left out is never opened; its delete files go with it, and the files kept are
- * read with theirs, so deletes stay Iceberg's.
+ * decides, on the scan's snapshot, with the key column bound by its field id ([[IcebergBinding]]: a renamed
+ * column keeps its field id; a column added since is all NULL in older files). A file left out is never opened;
+ * its delete files go with it, and the files kept are read with theirs, so deletes stay Iceberg's.
  *
  * Runs only on an Iceberg scan (its classes are then on the classpath); the scan's own Iceberg scan and each
  * input partition's task group are private to Iceberg's Spark classes and read by reflection: a release where
- * they differ gets None, and the scan reads every file.
+ * they differ declines, and the scan reads every file.
  */
 object IcebergTasks {
   /** The kept input partitions (a partition with some of its tasks dropped is a copy), with the data files
@@ -32,36 +31,36 @@ object IcebergTasks {
   private type AnyScan = IcebergScan[_, ScanTask, _]
 
   /** `partitions` of `scan` less the files none of whose rows can hold `column` within one of `ranges` (inclusive
-   * bounds, as longs: days for a date; the caller has checked the column is integral or a date); None when
-   * Iceberg's classes do not say. */
+   * bounds, as longs: days for a date; the caller has checked the column is integral or a date); Left: why the
+   * files are not pruned. */
   def prune(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType,
-      ranges: Seq[(Long, Long)]): Option[Pruned] =
-    if (!TableFormats.isIceberg(scan)) None
-    else try Some {
-      // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
-      // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan
-      // holds carry no column bounds)
-      val planned = declared(scan, "scan").asInstanceOf[AnyScan]
-      val mayHold = if (planned == null) Set.empty[String] else {
-        val files = planned.filter(anyOf(column, dataType, ranges)).asInstanceOf[AnyScan].planFiles()
-        try files.asScala.collect { case t if t.isFileScanTask => location(t) }.toSet
-        finally files.close()
+      ranges: Seq[(Long, Long)]): Either[String, Pruned] =
+    if (!TableFormats.isIceberg(scan)) Left("not an Iceberg scan")
+    else IcebergBinding.boundName(scan, column).flatMap { name =>
+      try Right {
+        // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
+        // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan
+        // holds carry no column bounds)
+        val planned = Reflection.call(scan, "scan").asInstanceOf[AnyScan]
+        val files = planned.filter(anyOf(name, dataType, ranges)).asInstanceOf[AnyScan].planFiles()
+        val mayHold = try files.asScala.collect { case t if t.isFileScanTask => location(t) }.toSet
+          finally files.close()
+        var (before, after) = (0L, 0L)
+        val kept = partitions.flatMap { p =>
+          val group = Reflection.field(p, "taskGroup").asInstanceOf[ScanTaskGroup[ScanTask]]
+          val tasks = group.tasks.asScala.toSeq
+          val keep = tasks.filter(t => !t.isFileScanTask || mayHold(location(t)))
+          before += tasks.count(_.isFileScanTask)
+          after += keep.count(_.isFileScanTask)
+          if (keep.size == tasks.size) Some(p)
+          else if (keep.isEmpty) None
+          else Some(withTasks(p, new BaseScanTaskGroup[ScanTask](group.groupingKey, keep.asJava)))
+        }
+        Pruned(kept, before, after)
+      } catch {
+        // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
+        case NonFatal(_) | _: LinkageError => Left("Iceberg's scan classes are not those spark-sieve reads")
       }
-      var (before, after) = (0L, 0L)
-      val kept = partitions.flatMap { p =>
-        val group = field(p, "taskGroup").asInstanceOf[ScanTaskGroup[ScanTask]]
-        val tasks = group.tasks.asScala.toSeq
-        val keep = tasks.filter(t => !t.isFileScanTask || mayHold(location(t)))
-        before += tasks.count(_.isFileScanTask)
-        after += keep.count(_.isFileScanTask)
-        if (keep.size == tasks.size) Some(p)
-        else if (keep.isEmpty) None
-        else Some(withTasks(p, new BaseScanTaskGroup[ScanTask](group.groupingKey, keep.asJava)))
-      }
-      Pruned(kept, before, after)
-    } catch {
-      // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
-      case NonFatal(_) | _: LinkageError => None
     }
 
   // (`path`, deprecated for `location` since Iceberg 1.7, is in every 1.x release)
@@ -93,27 +92,11 @@ object IcebergTasks {
         Class.forName(d.getName, false, p.getClass.getClassLoader)
     }
     val copy = try in.readObject().asInstanceOf[InputPartition] finally in.close()
-    hierarchy(p.getClass).flatMap(_.getDeclaredFields)
+    Reflection.hierarchy(p.getClass).flatMap(_.getDeclaredFields)
       .filterNot(f => java.lang.reflect.Modifier.isStatic(f.getModifiers)).foreach { f =>
         f.setAccessible(true)
         f.set(copy, if (f.getName == "taskGroup") group else f.get(p))
       }
     copy
-  }
-
-  private def hierarchy(c: Class[_]): Iterator[Class[_]] = Iterator.iterate[Class[_]](c)(_.getSuperclass).takeWhile(_ != null)
-
-  /** A private field's value, declared in `o`'s class or above. */
-  private def field(o: AnyRef, name: String): AnyRef = {
-    val f = hierarchy(o.getClass).flatMap(k => Try(k.getDeclaredField(name)).toOption).next()
-    f.setAccessible(true)
-    f.get(o)
-  }
-
-  /** A private method's result, declared in `o`'s class or above. */
-  private def declared(o: AnyRef, method: String): AnyRef = {
-    val m = hierarchy(o.getClass).flatMap(k => Try(k.getDeclaredMethod(method)).toOption).next()
-    m.setAccessible(true)
-    m.invoke(o)
   }
 }

@@ -84,6 +84,7 @@ object KeyPrunedFileIndex {
     @volatile var statsSource = "" // where those came from: "the Delta log", "Iceberg's manifests"
     @volatile var runtimeFilteredPartitions = 0L // a V2 scan's input partitions its own runtime filtering was given
     @volatile var partitionsSkipped = 0L // of those, the ones it dropped
+    @volatile var pruningDeclined = "" // why no file or partition was left out (a binding not proven), or ""
   }
 
   /** How many footers of a listing longer than `maxFooterFiles` are read to estimate from. */

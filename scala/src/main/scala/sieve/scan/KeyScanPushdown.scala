@@ -55,8 +55,9 @@ object KeyScanPushdown {
 
   /** `plan` with the input partitions of `scan`, a data source V2 scan, that hold no key left out before any
    * starts: an Iceberg table's tasks whose files' bounds hold none ([[IcebergTasks]]), or else those the source's
-   * own runtime filtering drops ([[SourceRuntimeFiltering]]). None when it has runtime filters of its own (DPP's,
-   * which plan its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
+   * own runtime filtering drops ([[SourceRuntimeFiltering]]); the counts name why none is left out where the
+   * column's binding in the source is not proven. None when it has runtime filters of its own (DPP's, which plan
+   * its partitions again) or its partitions are grouped by key (a storage-partitioned join's). */
   private def taskPruning(plan: SparkPlan, scan: BatchScanExec, key: Attribute, keys: KeySet, limits: Limits,
       conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit): Option[(SparkPlan, Pushed)] =
     if (scan.runtimeFilters.exists(_ != DynamicPruningExpression(Literal.TrueLiteral)) || keyGrouped(scan)) None
@@ -65,34 +66,40 @@ object KeyScanPushdown {
       val counts = new KeyPrunedFileIndex.Counts(publish)
       val pruned = icebergTasks(scan, column, keys, limits, counts).orElse {
         SourceRuntimeFiltering.filter(scan.scan, scan.inputPartitions, column.name, column.dataType, keys,
-          limits.inSize, conf.resolver).map { filtered =>
+          limits.inSize, conf.resolver).map(_.map { filtered =>
           counts.runtimeFilteredPartitions = filtered.before
           counts.partitionsSkipped = filtered.before - filtered.partitions.size
           filtered.partitions
-        }
+        })
       }
-      pruned.map { partitions =>
+      pruned.map { outcome =>
+        outcome.left.foreach(counts.pruningDeclined = _)
         counts.report()
         val pushed = Pushed(Nil, Some(counts))
-        if (counts.filesSkipped == 0 && counts.partitionsSkipped == 0) (plan, pushed)
-        else (plan.transformUp {
-          case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, partitions))
-        }, pushed)
+        outcome match {
+          case scala.util.Right(partitions) if counts.filesSkipped > 0 || counts.partitionsSkipped > 0 =>
+            (plan.transformUp {
+              case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, partitions, s.supportsColumnar))
+            }, pushed)
+          case _ => (plan, pushed)
+        }
       }
     }
 
-  /** The input partitions of `scan`, an Iceberg table's, less the tasks whose files' bounds hold no key. */
+  /** The input partitions of `scan`, an Iceberg table's, less the tasks whose files' bounds hold no key (Left: why
+   * none is left out); None for a scan of another source or a key without bounds. */
   private def icebergTasks(scan: BatchScanExec, column: Attribute, keys: KeySet, limits: Limits,
-      counts: KeyPrunedFileIndex.Counts): Option[Seq[InputPartition]] =
+      counts: KeyPrunedFileIndex.Counts): Option[Either[String, Seq[InputPartition]]] =
     // (IcebergTasks is loaded only for an Iceberg scan: its class needs Iceberg's on the classpath)
     if (!TableFormats.isIceberg(scan.scan) || !KeyPrunedFileIndex.supports(column.dataType)) None
-    else keys.ranges(limits.maxRanges).map(_.bounds.toSeq)
-      .flatMap(IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, _)).map { pruned =>
+    else keys.ranges(limits.maxRanges).map(_.bounds.toSeq).map { ranges =>
+      IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, ranges).map { pruned =>
         counts.statsSource = "Iceberg's manifests"
         counts.tableStatsFiles = pruned.filesBefore
         counts.filesSkipped = pruned.filesBefore - pruned.filesAfter
         pruned.partitions
       }
+    }
 
   /** `plan` with `keys` pushed into `scan`: the files whose footers hold no key left out of its listing, the
    * ranges (or the IN-set) pushed to its reader where they skip row groups. */

@@ -5,11 +5,15 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
 import org.apache.spark.sql.types.StructType
 
 /** A data source V2 scan that reads `partitions` of `delegate`'s (fewer: those a dynamic filter's keys may be
- * in), in every other respect `delegate`. */
-final class PrunedV2Scan(val delegate: Scan, partitions: Seq[InputPartition]) extends Scan {
+ * in, none at all when no key is in the table), in every other respect `delegate`. `columnar`: whether the
+ * scan it stands for read columnar batches — fixed, not asked of the partitions: a source whose partitions
+ * decide (`PARTITION_DEFINED`, Iceberg's) would call a scan of none row-based, and the `ColumnarToRow` planned
+ * above it fail its assertion. */
+final class PrunedV2Scan(val delegate: Scan, partitions: Seq[InputPartition], columnar: Boolean) extends Scan {
   override def readSchema(): StructType = delegate.readSchema()
   override def description(): String = s"${delegate.description()}, pruned by dynamic-filter keys"
-  override def columnarSupportMode(): Scan.ColumnarSupportMode = delegate.columnarSupportMode()
+  override def columnarSupportMode(): Scan.ColumnarSupportMode =
+    if (columnar) Scan.ColumnarSupportMode.SUPPORTED else Scan.ColumnarSupportMode.UNSUPPORTED
   override def supportedCustomMetrics(): Array[CustomMetric] = delegate.supportedCustomMetrics()
   override def reportDriverMetrics(): Array[CustomTaskMetric] = delegate.reportDriverMetrics()
 

@@ -9,6 +9,7 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.{InputPartition, Scan, SupportsRuntimeV2Filtering}
 import org.apache.spark.sql.types.DataType
 
+import sieve.formats.{IcebergBinding, TableFormats}
 import sieve.keyset.{KeySet, KeyRanges}
 
 /**
@@ -22,20 +23,34 @@ object SourceRuntimeFiltering {
   final case class Filtered(partitions: Seq[InputPartition], before: Int)
 
   /** The partitions `scan` keeps once filtered by `keys` on `column` (of `dataType`), its `partitions` before;
-   * None when it filters none at run time by that column. Filters `scan` itself, as Spark's DPP does: a scan is
-   * made for one query, and a filtered scan is only read below the dynamic filter whose keys it holds. */
+   * None when it filters none at run time by that column; Left: why it was not handed the keys (a binding not
+   * proven, or the source failed to filter: its scan is then read as planned, not a new error in the query).
+   * Filters `scan` itself, as Spark's DPP does: a scan is made for one query, and a filtered scan is only read
+   * below the dynamic filter whose keys it holds. */
   def filter(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType, keys: KeySet,
-      inSize: Long, resolver: Resolver): Option[Filtered] = scan match {
+      inSize: Long, resolver: Resolver): Option[Either[String, Filtered]] = scan match {
     case s: SupportsRuntimeV2Filtering =>
       s.filterAttributes.find(a => resolver(a.fieldNames.mkString("."), column)).flatMap { attribute =>
-        predicates(attribute, dataType, keys, inSize).flatMap { handed =>
-          // (a source that fails to filter: its scan read as planned, not a new error in the query)
-          try Some(Filtered({ s.filter(handed.toArray); s.toBatch.planInputPartitions().toSeq }, partitions.size))
-          catch { case NonFatal(_) => None }
+        predicates(attribute, dataType, keys, inSize).map { handed =>
+          bound(scan, column, attribute).flatMap { _ =>
+            try Right(Filtered({ s.filter(handed.toArray); s.toBatch.planInputPartitions().toSeq }, partitions.size))
+            catch { case NonFatal(e) => Left(s"the source's runtime filtering failed (${e.getClass.getSimpleName})") }
+          }
         }
       }
     case _ => None
   }
+
+  /** Right where the source binds `attribute` to `column` of the rows the scan reads. Iceberg projects a runtime
+   * filter onto its partitions by name in the table's current schema, while the scan may read an older
+   * snapshot's ([[IcebergBinding]]): the name must bind there to the same field. Any other source binds its own
+   * filter attributes as its scan reads them (the contract Spark's DPP relies on). */
+  private def bound(scan: Scan, column: String, attribute: NamedReference): Either[String, Unit] =
+    if (!TableFormats.isIceberg(scan)) Right(())
+    else IcebergBinding.boundName(scan, column).flatMap { name =>
+      if (name == attribute.fieldNames.mkString(".")) Right(())
+      else Left(s"$column is named $name in the table's current schema, by which Iceberg projects runtime filters")
+    }
 
   /** The predicates on `attribute` that hold every key: IN over at most `inSize`, else the keys' one range. */
   private def predicates(attribute: NamedReference, dataType: DataType, keys: KeySet,
