@@ -203,3 +203,11 @@ def cluster_spark(standalone_cluster):
 def cluster_vanilla(cluster_spark):
     """Vanilla Spark (no spark-sieve) on the standalone cluster: the reference side of cluster_spark's answers."""
     return vanilla_session_over(cluster_spark.sparkContext)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The exactness suite's tallies (tests/exactness.py): queries, filters placed, declines, differences."""
+    import exactness
+
+    for line in exactness.TALLIES:
+        terminalreporter.write_line(line)

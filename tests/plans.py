@@ -97,3 +97,8 @@ def declined_joins(df):
     if len(section) < 2:
         return []
     return re.findall(r"^  (\w+ \w+ on \[.*?\] = \[.*?\]): (.+)$", section[1], re.M)
+
+
+def joins(df):
+    """The join operators of `df`'s executed plan (none where AQE replaced a join by an empty relation)."""
+    return [p for p in operators(df) if p.getClass().getSimpleName().endswith("JoinExec")]

@@ -67,3 +67,22 @@ def session_settings(warehouse):
         # a snapshot's state in 2 partitions, not 50: each query of a small table lists its files in a job
         settings["spark.databricks.delta.snapshotPartitions"] = "2"
     return settings
+
+
+def equality_deletes(spark, table, column, keys, name="equality-deletes"):
+    """Commits an equality delete file removing the rows of `table` whose `column` is one of `keys`."""
+    jvm = spark._jvm
+    iceberg = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    schema = iceberg.schema()
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
+    ids[0] = schema.findField(column).fieldId()
+    deleted = schema.select([column])
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, iceberg.spec(), ids, deleted, None)
+    out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
+        iceberg.io().newOutputFile(f"{iceberg.location()}/data/{name}.parquet"))
+    writer = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    record = jvm.org.apache.iceberg.data.GenericRecord.create(deleted)
+    for key in keys:
+        writer.write(record.copy(column, key))
+    writer.close()
+    iceberg.newRowDelta().addDeletes(writer.toDeleteFile()).commit()

@@ -66,6 +66,12 @@ FORMAT_LINE = max((line for line in TABLE_FORMATS if len(TABLE_FORMATS[line]) ==
                   key=lambda line: tuple(int(p) for p in line.split(".")))
 
 
+# The exactness suite's slice (tests/exactness.py: Delta and Iceberg tables through every evolution and deletion
+# path, joined to adversarial key sets, each answer against vanilla's) on every line with a release of either,
+# beside EVERY_LINE_TESTS; `dev/exactness` runs the whole suite.
+EXACTNESS_TESTS = ("tests/test_exactness.py",)
+
+
 # Spark Connect on the lines whose server is a jar apart (CONNECT_SERVER: 3.5, whose client and server differ
 # most from 4.x's), beside EVERY_LINE_TESTS: the plugin, the error mapping, and test_bulk_filter's semantics on
 # a Connect DataFrame.
@@ -76,7 +82,8 @@ def ci_tests(line: str) -> tuple[str, ...]:
     """The pytest arguments CI gives on ``line``: empty for every module."""
     if line == NEWEST:
         return ()
-    return (EVERY_LINE_TESTS + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
+    return (EVERY_LINE_TESTS + (EXACTNESS_TESTS if line in TABLE_FORMATS else ())
+            + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
             + (CONNECT_LINE_TESTS if line in CONNECT_SERVER else ()))
 
 
@@ -105,7 +112,7 @@ if __name__ == "__main__":
     # `--all` prints every line's, `--ci-tests LINE` the pytest arguments CI gives on it, `--ci-scala LINE`
     # whether CI runs the Scala suites there, `--connect-server LINE`
     # its separate Spark Connect server release (if any), `--requirements LINE` its own pip requirements,
-    # `--table-formats LINE` its Delta and Iceberg jars,
+    # `--table-formats LINE` its Delta and Iceberg jars, `--format-line` the newest line with both,
     # `--table` README's table; an unknown line exits non-zero naming the supported ones.
     import sys
 
@@ -120,6 +127,9 @@ if __name__ == "__main__":
         sys.exit()
     if sys.argv[1:2] == ["--table-formats"]:  # "FORMAT COORDINATE" per jar of the line's Delta / Iceberg releases
         print("\n".join(f"{name} {c}" for name, cs in TABLE_FORMATS.get(sys.argv[2], {}).items() for c in cs))
+        sys.exit()
+    if sys.argv[1:2] == ["--format-line"]:  # the newest line with releases of both Delta and Iceberg
+        print(FORMAT_LINE)
         sys.exit()
     if sys.argv[1:2] == ["--requirements"]:  # a line's own pip requirements, one per line
         print("\n".join(LINE_REQUIREMENTS.get(sys.argv[2], ())))
