@@ -78,7 +78,9 @@ lazy val root = (project in file("."))
       // Iceberg's table API (no Spark in it), which sieve.formats calls only where an Iceberg scan runs: never
       // packaged, the runtime jar a user adds carries it ("provided", as Spark's own optional connectors)
       "org.apache.iceberg" % "iceberg-api" % "1.10.1" % Provided intransitive(),
-      "org.apache.iceberg" % "iceberg-core" % "1.10.1" % Provided intransitive()
+      "org.apache.iceberg" % "iceberg-core" % "1.10.1" % Provided intransitive(),
+      // the Guava Iceberg's classes are built against, relocated: IcebergBindingSuite makes Iceberg schemas
+      "org.apache.iceberg" % "iceberg-bundled-guava" % "1.10.1" % Test intransitive()
     ),
     // The jar's own record of what it was built from; PythonFacade.buildInfo reads it.
     Compile / resourceGenerators += Def.task {

@@ -156,12 +156,14 @@ class Suite:
 
 
 def pruning(explain_text):
-    """What the filters' explain says of the files: "skipped N", "declined: why", or "" (nothing pruned or said)."""
+    """What the filters' explain says of the files: "skipped N" (files, or a source's input partitions, or row groups
+    by footers), "declined: why", or "" (nothing pruned or said)."""
     declined = re.findall(r"no file pruned: ([^;\n]+)", explain_text)
     if declined:
         return "declined: " + declined[0]
-    skipped = sum(int(n) for n in re.findall(r"(\d+) files skipped", explain_text)) + \
-        sum(int(n) for n in re.findall(r"(\d+) of \d+ input partitions skipped", explain_text))
+    skipped = sum(int(n) for pattern in (r"(\d+) files skipped", r"(\d+) of \d+ input partitions skipped",
+                                         r"footers of \d+ files read: (\d+) files", r"(\d+) row groups \(")
+                  for n in re.findall(pattern, explain_text))
     return f"skipped {skipped}" if skipped else ""
 
 
@@ -169,8 +171,9 @@ def pruning(explain_text):
 TALLIES = []
 
 
-def tally(fmt, outcomes, seconds):
-    """One line: queries, with a filter placed (pruning files / declining to), declined joins, differences."""
+def tally(fmt, outcomes, seconds, not_built):
+    """One line: queries, with a filter placed (pruning files / declining to), declined joins, differences; then
+    the most frequent declines and the tables the format's release could not build (`not_built`: {name: why})."""
     placed = [o for o in outcomes if o["placed"]]
     pruned = sum(1 for o in placed if o["pruning"].startswith("skipped"))
     declined_pruning = sum(1 for o in placed if o["pruning"].startswith("declined"))
@@ -185,6 +188,7 @@ def tally(fmt, outcomes, seconds):
             f"{sum(1 for o in outcomes if o['difference'])} differences")
     why_unpruned = Counter(o["pruning"] for o in placed if o["pruning"].startswith("declined"))
     TALLIES.append(line + "".join(f"\n    decline x{n}: {r}" for r, n in reasons.most_common(6))
-                   + "".join(f"\n    pruning {r} x{n}" for r, n in why_unpruned.most_common(6)))
+                   + "".join(f"\n    pruning {r} x{n}" for r, n in why_unpruned.most_common(6))
+                   + "".join(f"\n    not built: {name}: {why}" for name, why in not_built.items()))
     return line
 

@@ -24,6 +24,21 @@ def _sorted(df, files=8):
     return df.repartitionByRange(files, "k").sortWithinPartitions("k")
 
 
+# schema changes after a first write: the statements, then the columns of the rows written after them
+# swapped: k and j swapped by two renames (the old k's field id or physical name is today's k_old; today's k
+# the old j); readded: k dropped and added again (a new field, NULL in the older files)
+EVOLUTIONS = {"swapped": (("RENAME COLUMN k TO k_old", "RENAME COLUMN j TO k"), ("j AS k_old", "k", "v")),
+              "readded": (("DROP COLUMN k", "ADD COLUMN k INT"), ("j", "v", "k"))}
+
+
+def _evolve(spark, table, evolution, append):
+    """`table` changed by EVOLUTIONS[`evolution`], then rows appended (`append(df)`)."""
+    statements, columns = EVOLUTIONS[evolution]
+    for statement in statements:
+        spark.sql(f"ALTER TABLE {table} {statement}")
+    append(_sorted(_rows(spark, 4000, ROWS)).selectExpr(*columns))
+
+
 # ------------------------------------------------------------------------------------------------ Iceberg
 
 def _ice(spark, name, columns="k INT, j INT, v BIGINT", extra="", props=""):
@@ -52,26 +67,15 @@ def iceberg_tables(spark):
     _rows(spark).repartition(4).writeTo(t).append()
     tables["scattered"] = [("current", t)]
 
-    # k and j swapped by two renames: the snapshot and the tag before read the old k, whose field id today's
-    # schema names k_old; today's k is the old j
-    t = _ice(spark, "swapped")
-    _sorted(_rows(spark)).writeTo(t).append()
-    spark.sql(f"ALTER TABLE {t} CREATE TAG before_swap")
-    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO k_old")
-    spark.sql(f"ALTER TABLE {t} RENAME COLUMN j TO k")
-    _sorted(_rows(spark, 4000, ROWS)).selectExpr("j AS k_old", "k", "v").writeTo(t).append()
-    first = _snapshots(spark, t)[0]
-    tables["swapped"] = [("current", t), ("snapshot", f"{t} VERSION AS OF {first}"),
-                         ("tag", f"{t} VERSION AS OF 'before_swap'")]
-
-    # k dropped and added again: a new field id, NULL in the older files
-    t = _ice(spark, "readded")
-    _sorted(_rows(spark)).writeTo(t).append()
-    spark.sql(f"ALTER TABLE {t} DROP COLUMN k")
-    spark.sql(f"ALTER TABLE {t} ADD COLUMN k INT")
-    _sorted(_rows(spark, 4000, ROWS)).selectExpr("j", "v", "k").writeTo(t).append()
-    first = _snapshots(spark, t)[0]
-    tables["readded"] = [("current", t), ("snapshot", f"{t} VERSION AS OF {first}")]
+    # each schema evolution: the snapshot (and a tag) before it read the old k by its field id
+    for evolution in EVOLUTIONS:
+        t = _ice(spark, evolution)
+        _sorted(_rows(spark)).writeTo(t).append()
+        spark.sql(f"ALTER TABLE {t} CREATE TAG before")
+        _evolve(spark, t, evolution, lambda df, t=t: df.writeTo(t).append())
+        first = _snapshots(spark, t)[0]
+        tables[evolution] = [("current", t), ("snapshot", f"{t} VERSION AS OF {first}"),
+                             ("tag", f"{t} VERSION AS OF 'before'")]
 
     # k promoted from INT to BIGINT, then keys beyond INT's range written
     t = _ice(spark, "promoted")
@@ -159,21 +163,12 @@ def delta_tables(spark, root):
     _rows(spark).repartition(4).write.format("delta").mode("append").save(path)
     tables["scattered"] = [("current", t)]
 
-    # column mapping, k and j swapped by two renames; version 1 reads the old k
-    path, t = _delta(spark, root, "swapped", MAPPING)
-    _sorted(_rows(spark)).write.format("delta").mode("append").save(path)
-    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO k_old")
-    spark.sql(f"ALTER TABLE {t} RENAME COLUMN j TO k")
-    _sorted(_rows(spark, 4000, ROWS)).selectExpr("j AS k_old", "k", "v").write.format("delta").mode("append").save(path)
-    tables["swapped"] = [("current", t), ("version", f"{t} VERSION AS OF 1")]
-
-    # column mapping, k dropped and added again (another physical name, NULL in the older files)
-    path, t = _delta(spark, root, "readded", MAPPING)
-    _sorted(_rows(spark)).write.format("delta").mode("append").save(path)
-    spark.sql(f"ALTER TABLE {t} DROP COLUMN k")
-    spark.sql(f"ALTER TABLE {t} ADD COLUMN k INT")
-    _sorted(_rows(spark, 4000, ROWS)).selectExpr("j", "v", "k").write.format("delta").mode("append").save(path)
-    tables["readded"] = [("current", t), ("version", f"{t} VERSION AS OF 1")]
+    # each schema evolution under column mapping (physical names): version 1 reads the old k
+    for evolution in EVOLUTIONS:
+        path, t = _delta(spark, root, evolution, MAPPING)
+        _sorted(_rows(spark)).write.format("delta").mode("append").save(path)
+        _evolve(spark, t, evolution, lambda df, path=path: df.write.format("delta").mode("append").save(path))
+        tables[evolution] = [("current", t), ("version", f"{t} VERSION AS OF 1")]
 
     # deletion vectors, the version before the delete and after
     path, t = _delta(spark, root, "deletion_vectors", "'delta.enableDeletionVectors' = 'true'")
@@ -214,4 +209,23 @@ def delta_tables(spark, root):
     _sorted(_rows(spark)).selectExpr("k", "v", "CAST(j DIV 2500 AS INT) AS j").write.format("delta") \
         .partitionBy("j").save(path)
     tables["partitioned"] = [("current", f"delta.`{path}`")]
+    return tables
+
+
+# ------------------------------------------------------------------------------------------------ Parquet
+
+def parquet_tables(spark, root):
+    """{name: [(label, relation), ...]} of plain Parquet directories under `root` (footers, not a table's log)."""
+    tables = {}
+    for name, df in (("clustered", _sorted(_rows(spark))), ("scattered", _rows(spark).repartition(4))):
+        df.write.parquet(f"{root}/{name}")
+        tables[name] = [("current", f"parquet.`{root}/{name}`")]
+    _sorted(_rows(spark)).selectExpr("k", "v", "CAST(j DIV 2500 AS INT) AS band").write.partitionBy("band") \
+        .parquet(f"{root}/partitioned")
+    tables["partitioned"] = [("current", f"parquet.`{root}/partitioned`")]
+    # files with k and files without it (NULL there once the schemas are merged)
+    _sorted(_rows(spark), 4).write.parquet(f"{root}/merged/src=a")
+    _sorted(_rows(spark, 4000, ROWS), 2).selectExpr("j", "v").write.parquet(f"{root}/merged/src=b")
+    tables["merged"] = [("current", {"format": "parquet", "path": f"{root}/merged",
+                                     "options": {"mergeSchema": "true"}})]
     return tables

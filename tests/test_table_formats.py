@@ -167,6 +167,18 @@ def test_delta_time_travel(formats_spark, formats_vanilla, delta):
     assert filtered(before)[0] and filtered(after)[0]
 
 
+def test_parquet_footers_prune_beside_the_formats(formats_spark, formats_vanilla, dim, tmp_path):
+    """A plain Parquet directory read in a session with the formats' extensions (Delta's turns on
+    spark.sql.parquet.fieldId.read.enabled): its columns carry no field id, so the reader finds them by name, as the
+    footers do, and the footers skip the files no key can be in."""
+    path = str(tmp_path / "clustered")
+    _fact(formats_spark).repartitionByRange(8, "k").sortWithinPartitions("k").write.parquet(path)
+    query = f"SELECT f.k, f.v FROM parquet.`{path}` f JOIN dim d ON f.k = d.k WHERE d.band = 3"
+    placed, why = filtered(same_answer(formats_spark, formats_vanilla, query))
+    skipped = re.search(r"footers of 8 files read: (\d+) files", why)
+    assert placed and skipped and int(skipped.group(1)) >= 6, why
+
+
 # ------------------------------------------------------------------------------------------------ Iceberg
 
 NAME_OF_K = "concat('n', CAST(k % 40 AS STRING)) AS name"
@@ -341,6 +353,20 @@ def test_iceberg_runtime_filtering_by_a_partition_column(formats_spark, formats_
     placed, why = filtered(df)
     assert placed, why
     assert "handed to the source's runtime filtering: 38 of 40 input partitions skipped" in why, why
+
+
+@pytest.mark.parametrize("join, aqe", CASES)
+def test_iceberg_runtime_filtering_to_no_partition(formats_spark, formats_vanilla, iceberg, join, aqe):
+    """Names of no partition: the source's runtime filtering keeps none of its 40 input partitions, and the scan of
+    none answers as vanilla's (no row)."""
+    query = ("SELECT count(*), sum(f.v) FROM ice.db.by_name f JOIN (SELECT concat('none-', CAST(k AS STRING)) AS name "
+             "FROM dim WHERE cat = 7) d ON f.name = d.name")
+    df = _same_answer_allowing_none(formats_spark, formats_vanilla, query, join, aqe)
+    placed, why = filtered(df)
+    if placed:
+        assert "handed to the source's runtime filtering: 40 of 40 input partitions skipped" in why, why
+    else:  # (or Spark's DPP pruned every partition, and AQE replaced the join by an empty relation)
+        assert declined_joins(df) or not joins(df), why
 
 
 def test_iceberg_time_travel(formats_spark, formats_vanilla, iceberg):

@@ -45,13 +45,14 @@ OLDEST = SPARK_LINES[0][0]
 # What CI (.ci/run, `dev/test --ci`) runs on each line. On the newest: every pytest module. On the oldest, the line
 # whose Scala, Spark APIs and PySpark differ most: the Scala suites and EVERY_LINE_TESTS (the Scala suites on the
 # newest too, or the whole suite on two lines, no longer fit CI's limit: `dev/test --spark LINE` runs everything on
-# a line). On every other line EVERY_LINE_TESTS: the bulk-filter
-# semantics (the cars example's nested tree among them), dynamic filters (star / semi / outer joins), tables in
-# Delta and Iceberg, the session and the package (the two-worker cluster on the newest only), each against vanilla's answer with the
-# plan shape. The tests are CPU-bound (two pytest workers on two cores took longer than one), so each line's
-# run costs its full time against CI's limit.
+# a line). On every other line EVERY_LINE_TESTS: the bulk-filter semantics (the cars example's nested tree among
+# them), dynamic filters (star / semi / outer joins), tables in Delta and Iceberg, the exactness suite's slice
+# (tests/exactness.py: Parquet, Delta and Iceberg tables through every evolution and deletion path joined to
+# adversarial key sets; `dev/exactness` runs it whole), the session and the package (the two-worker cluster on the
+# newest only), each against vanilla's answer with the plan shape. The tests are CPU-bound (two pytest workers on
+# two cores took longer than one), so each line's run costs its full time against CI's limit.
 EVERY_LINE_TESTS = ("tests/test_bulk_filter.py", "tests/test_dynamic_filter.py", "tests/test_table_formats.py",
-                    "tests/test_session.py", "tests/test_package.py")
+                    "tests/test_exactness.py", "tests/test_session.py", "tests/test_package.py")
 
 
 def ci_scala(line: str) -> bool:
@@ -66,12 +67,6 @@ FORMAT_LINE = max((line for line in TABLE_FORMATS if len(TABLE_FORMATS[line]) ==
                   key=lambda line: tuple(int(p) for p in line.split(".")))
 
 
-# The exactness suite's slice (tests/exactness.py: Delta and Iceberg tables through every evolution and deletion
-# path, joined to adversarial key sets, each answer against vanilla's) on every line with a release of either,
-# beside EVERY_LINE_TESTS; `dev/exactness` runs the whole suite.
-EXACTNESS_TESTS = ("tests/test_exactness.py",)
-
-
 # Spark Connect on the lines whose server is a jar apart (CONNECT_SERVER: 3.5, whose client and server differ
 # most from 4.x's), beside EVERY_LINE_TESTS: the plugin, the error mapping, and test_bulk_filter's semantics on
 # a Connect DataFrame.
@@ -82,8 +77,7 @@ def ci_tests(line: str) -> tuple[str, ...]:
     """The pytest arguments CI gives on ``line``: empty for every module."""
     if line == NEWEST:
         return ()
-    return (EVERY_LINE_TESTS + (EXACTNESS_TESTS if line in TABLE_FORMATS else ())
-            + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
+    return (EVERY_LINE_TESTS + (FORMAT_LINE_TESTS if line == FORMAT_LINE else ())
             + (CONNECT_LINE_TESTS if line in CONNECT_SERVER else ()))
 
 

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.execution.{ColumnarToRowExec, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec,
   SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitioningAwareFileIndex}
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetFileFormat, ParquetUtils}
 import org.apache.spark.sql.connector.read.{InputPartition, SupportsReportPartitioning}
 import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
@@ -332,15 +332,18 @@ object KeyScanPushdown {
     scanBelow(plan, key).filter(s => s.relation.location.isInstanceOf[PartitioningAwareFileIndex] &&
       (!whole || listed(s).size <= maxFiles)).flatMap(_ => rowGroupsByFile(plan, key, maxFiles, conf))
 
-  /** A plain Parquet scan of an integral or date data column, whose footers may be read: not a Delta table's,
-   * whose files may name its columns otherwise (column mapping: an older column may hold the name there). */
+  /** A plain Parquet scan of an integral or date data column whose footers name it as the reader finds it (by
+   * name): not a Delta table's, whose files may name its columns otherwise (column mapping: an older column may
+   * hold the name there), nor a column the reader finds by its field id (`spark.sql.parquet.fieldId.read.enabled`,
+   * which Delta's session turns on, and an id in the column's metadata; a column without one is read by name). */
   private def footersUsable(scan: FileSourceScanExec, column: Attribute, maxFiles: Long, conf: SQLConf): Boolean = {
     val relation = scan.relation
     val resolver = conf.resolver
+    val byFieldId = conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean
     relation.fileFormat.isInstanceOf[ParquetFileFormat] && maxFiles > 0 && !isDelta(scan) &&
-      !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean &&
       KeyPrunedFileIndex.supports(column.dataType) &&
-      relation.dataSchema.exists(f => resolver(f.name, column.name)) &&
+      relation.dataSchema.find(f => resolver(f.name, column.name))
+        .exists(f => !(byFieldId && ParquetUtils.hasFieldId(f))) &&
       !relation.partitionSchema.exists(f => resolver(f.name, column.name))
   }
 
