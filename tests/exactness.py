@@ -107,7 +107,8 @@ class Suite:
         k_type = self.vanilla.sql(f"SELECT k FROM {rel}").schema["k"].dataType.simpleString()
         bounds = [(r[0], r[1]) for r in self.vanilla.sql(
             f"SELECT min(k), max(k) FROM {rel} WHERE k IS NOT NULL GROUP BY input_file_name()").collect()]
-        keys = [r[0] for r in self.vanilla.sql(f"SELECT DISTINCT k FROM {rel} WHERE k IS NOT NULL ORDER BY k").collect()]
+        keys = [r[0] for r in
+                self.vanilla.sql(f"SELECT DISTINCT k FROM {rel} WHERE k IS NOT NULL ORDER BY k").collect()]
         assert keys and bounds, f"{at}: no key read"
         sets = key_sets(keys, bounds, k_type == "bigint")
         rows = [(None if column == "wide" else v, v if column == "wide" or v is None or abs(v) <= INT_MAX else None, name)

@@ -33,7 +33,7 @@ object IcebergBinding {
         planned.isCaseSensitive)
     } catch {
       // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
-      case NonFatal(_) | _: LinkageError => Left("Iceberg's scan classes are not those spark-sieve reads")
+      case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("Iceberg's scan", e))
     }
 
   /** The name of `column` of `read` (the schema a scan reads) in each of `bindings` (the schemas Iceberg binds

@@ -59,7 +59,7 @@ object IcebergTasks {
         Pruned(kept, before, after)
       } catch {
         // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
-        case NonFatal(_) | _: LinkageError => Left("Iceberg's scan classes are not those spark-sieve reads")
+        case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("Iceberg's planning of the keys", e))
       }
     }
 

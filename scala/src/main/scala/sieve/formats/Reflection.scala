@@ -21,4 +21,12 @@ private[formats] object Reflection {
     m.setAccessible(true)
     m.invoke(o)
   }
+
+  /** Why `what` declined on `e`: a release whose classes differ (a member or class missing), or the error. */
+  def failure(what: String, e: Throwable): String = e match {
+    case _: NoSuchMethodException | _: NoSuchFieldException | _: NoSuchElementException | _: LinkageError |
+         _: ClassCastException =>
+      s"$what: the format's classes are not those spark-sieve reads (${e.getClass.getSimpleName})"
+    case _ => s"$what failed (${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).take(200)})"
+  }
 }

@@ -79,7 +79,8 @@ object KeyScanPushdown {
         outcome match {
           case scala.util.Right(partitions) if counts.filesSkipped > 0 || counts.partitionsSkipped > 0 =>
             (plan.transformUp {
-              case s: BatchScanExec if s eq scan => s.copy(scan = new PrunedV2Scan(s.scan, partitions, s.supportsColumnar))
+              case s: BatchScanExec if s eq scan =>
+                s.copy(scan = new PrunedV2Scan(s.scan, partitions, s.supportsColumnar))
             }, pushed)
           case _ => (plan, pushed)
         }

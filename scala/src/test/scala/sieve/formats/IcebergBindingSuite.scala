@@ -37,7 +37,8 @@ class IcebergBindingSuite extends AnyFunSuite {
   test("without case sensitivity a name is found in any case, and a promoted type keeps its field") {
     assert(IcebergBinding.bound(before, Seq(swapped), "K", caseSensitive = false) === Right("k_old"))
     assert(IcebergBinding.bound(before, Seq(swapped), "K", caseSensitive = true).isLeft)
-    val promoted = new Schema(NestedField.optional(1, "k", LongType.get()), NestedField.optional(2, "j", IntegerType.get()))
+    val promoted =
+      new Schema(NestedField.optional(1, "k", LongType.get()), NestedField.optional(2, "j", IntegerType.get()))
     assert(IcebergBinding.bound(before, Seq(promoted), "k", caseSensitive = true) === Right("k"))
   }
 }
