@@ -41,10 +41,10 @@ def _evolve(spark, table, evolution, append):
 
 # ------------------------------------------------------------------------------------------------ Iceberg
 
-def _ice(spark, name, columns="k INT, j INT, v BIGINT", extra="", props=""):
+def _ice(spark, name, columns="k INT, j INT, v BIGINT", extra="", props="", version=2):
     table = f"ice.exact.{name}"
     spark.sql(f"CREATE TABLE {table} ({columns}) USING iceberg {extra} TBLPROPERTIES "
-              f"('format-version' = '2', 'write.distribution-mode' = 'none'{props})")
+              f"('format-version' = '{version}', 'write.distribution-mode' = 'none'{props})")
     return table
 
 
@@ -106,6 +106,19 @@ def iceberg_tables(spark):
     spark.sql(f"DELETE FROM {t} WHERE v % 7 = 0 OR k BETWEEN 1000 AND 1500")
     first = _snapshots(spark, t)[0]
     tables["position_deleted"] = [("current", t), ("snapshot", f"{t} VERSION AS OF {first}")]
+
+    # format v1, and v3 with position deletes as deletion vectors (where the release writes v3)
+    t = _ice(spark, "v1", version=1)
+    _sorted(_rows(spark)).writeTo(t).append()
+    tables["v1"] = [("current", t)]
+    try:
+        t = _ice(spark, "v3_deleted", props=", 'write.delete.mode' = 'merge-on-read'", version=3)
+        _sorted(_rows(spark)).writeTo(t).append()
+        spark.sql(f"DELETE FROM {t} WHERE v % 7 = 0 OR k BETWEEN 1000 AND 1500")
+    except Exception as e:  # noqa: BLE001 (the release's own error, reported as the reason)
+        NOT_BUILT["iceberg v3_deleted"] = str(e).splitlines()[0][:200]
+    else:
+        tables["v3_deleted"] = [("current", t), ("snapshot", f"{t} VERSION AS OF {_snapshots(spark, t)[0]}")]
 
     # equality deletes of keys at the files' edges and inside them (through Iceberg's Java API)
     t = _ice(spark, "equality_deleted")
