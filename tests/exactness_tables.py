@@ -92,6 +92,14 @@ def iceberg_tables(spark):
     _rows(spark, 4000, ROWS).writeTo(t).append()
     tables["repartitioned"] = [("current", t)]
 
+    # k the source of a partition field (bucket(4, k)), then k and j swapped: a tag read before the swap filters
+    # its partitions by the old k's field id, which today's schema names k_old
+    t = _ice(spark, "partition_swapped", extra="PARTITIONED BY (bucket(4, k))")
+    _rows(spark).writeTo(t).append()
+    spark.sql(f"ALTER TABLE {t} CREATE TAG before")
+    _evolve(spark, t, "swapped", lambda df, t=t: df.writeTo(t).append())
+    tables["partition_swapped"] = [("current", t), ("tag", f"{t} VERSION AS OF 'before'")]
+
     # a data column's key beside a partition of another column (days of `day`) that evolves
     t = _ice(spark, "by_day", columns="k INT, j INT, v BIGINT, day DATE", extra="PARTITIONED BY (days(day))")
     days = "DATE'2024-01-01' + CAST(v % 4 AS INT) AS day"

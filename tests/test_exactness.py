@@ -13,6 +13,8 @@ import exactness_tables
 import table_formats
 
 WHOLE = os.environ.get("SIEVE_EXACTNESS") == "whole"
+# the whole suite runs a format's thousands of queries in one test, for longer than pytest-timeout's bound
+pytestmark = pytest.mark.timeout(0 if WHOLE else 900)
 
 
 def _check(suite, fmt):
