@@ -7,6 +7,7 @@ import os
 
 import pyspark
 import pytest
+from py4j.java_gateway import JavaClass
 
 from spark_sieve._spark_lines import TABLE_FORMATS
 from spark_line import LINE
@@ -77,10 +78,16 @@ def equality_deletes(spark, table, column, keys, name="equality-deletes"):
     ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
     ids[0] = schema.findField(column).fieldId()
     deleted = schema.select([column])
-    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, iceberg.spec(), ids, deleted, None)
     out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
         iceberg.io().newOutputFile(f"{iceberg.location()}/data/{name}.parquet"))
-    writer = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    data = jvm.org.apache.iceberg.data
+    if isinstance(data.GenericAppenderFactory, JavaClass):  # (removed in Iceberg 1.12, for GenericFileWriterFactory)
+        factory = data.GenericAppenderFactory(schema, iceberg.spec(), ids, deleted, None)
+        writer = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    else:
+        factory = getattr(data, "GenericFileWriterFactory$Builder")(iceberg).equalityFieldIds(ids) \
+            .equalityDeleteRowSchema(deleted).build()
+        writer = factory.newEqualityDeleteWriter(out, iceberg.spec(), None)
     record = jvm.org.apache.iceberg.data.GenericRecord.create(deleted)
     for key in keys:
         writer.write(record.copy(column, key))

@@ -1,21 +1,23 @@
 package sieve.formats
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 import scala.util.control.NonFatal
 
-import org.apache.iceberg.{ScanTask, Schema, Table, Scan => IcebergScan}
+import org.apache.iceberg.{PartitionSpec, ScanTask, Schema, Table, Scan => IcebergScan}
 
 import org.apache.spark.sql.connector.read.Scan
 
 /**
  * The name under which a key column of an Iceberg scan is bound where Iceberg's planning tests an expression
- * against the files: its manifests' bounds are read through the table's partition specs, whose schema is the
- * table's *current* one, so a name is bound as the table names it today. A scan of an older snapshot or a tag
- * reads that snapshot's schema, where the same name may be another column (`RENAME COLUMN k TO k_old`, then `j`
- * to `k`): a filter by the scan's own name would keep the files where today's `k` may hold a key. So the
- * column is found by its field id in the schema the scan reads, and its name in the current schema is the one
- * handed to Iceberg — only where that name binds back to the same field id in every spec's schema (a dropped
- * field, or a name of two fields, declines).
+ * against the files: its manifests' bounds are read through the partition specs the scan plans with, and a name
+ * is bound in their schema. Up to Iceberg 1.10 that is the table's *current* schema even for a snapshot or tag
+ * read, which reads that snapshot's schema, where the same name may be another column (`RENAME COLUMN k TO
+ * k_old`, then `j` to `k`): a filter by the scan's own name would keep the files where today's `k` may hold a
+ * key. From 1.11 a snapshot scan plans with its specs bound to the snapshot's schema (`SnapshotScan.specs()`).
+ * So the column is found by its field id in the schema the scan reads, and the name handed to Iceberg is that
+ * field's name in the schemas the scan plans with — only where that name binds back to the same field id in
+ * each of them (a field dropped since, or a name of two fields, declines).
  *
  * Runs only on an Iceberg scan (its classes are then on the classpath).
  */
@@ -23,18 +25,46 @@ object IcebergBinding {
   /** The name to bind `column` of `scan` by in Iceberg's planning (Right), or why no name binds it to the field the
    * scan reads (Left). */
   def boundName(scan: Scan, column: String): Either[String, String] =
+    schemas(scan).flatMap { case (read, planning, _, caseSensitive) => bound(read, planning, column, caseSensitive) }
+
+  /** Right where `column` of `scan` binds by its own name to the field the scan reads in every schema Iceberg may
+   * bind it with: those the scan plans with and the table's current one (Iceberg's runtime filtering projects a
+   * filter onto the partitions of the table's specs). */
+  def unchanged(scan: Scan, column: String): Either[String, Unit] =
+    schemas(scan).flatMap { case (read, planning, current, caseSensitive) =>
+      bound(read, planning ++ current, column, caseSensitive).flatMap { name =>
+        if (name == column) Right(())
+        else Left(s"$column is named $name in the schema Iceberg binds the source's runtime filters with")
+      }
+    }
+
+  /** The scan's read schema, the schemas of the specs it plans with, those of the table's specs, and whether it
+   * is case sensitive. */
+  private def schemas(scan: Scan): Either[String, (Schema, Seq[Schema], Seq[Schema], Boolean)] =
     if (scan.getClass.getSimpleName == "SparkCopyOnWriteScan") {
       Left("a copy-on-write operation's scan (Iceberg rewrites the files it reads)")
     } else try {
       val planned = Reflection.call(scan, "scan").asInstanceOf[IcebergScan[_, ScanTask, _]]
       val table = Reflection.call(scan, "table").asInstanceOf[Table]
       if (planned == null || table == null) Left("the scan has no Iceberg scan to plan")
-      else bound(planned.schema(), table.specs().values.asScala.map(_.schema()).toSeq, column,
-        planned.isCaseSensitive)
+      else {
+        def of(specs: java.util.Map[Integer, PartitionSpec]) = specs.values.asScala.map(_.schema()).toSeq
+        Right((planned.schema(), of(planningSpecs(planned).getOrElse(table.specs())), of(table.specs()),
+          planned.isCaseSensitive))
+      }
     } catch {
       // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
       case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("Iceberg's scan", e))
     }
+
+  /** The specs `planned` plans with where it says (`specs()`, Iceberg 1.11 on; a batch scan's through the table
+   * scan it adapts); None before 1.11, whose planning takes the table's. */
+  private def planningSpecs(planned: AnyRef): Option[java.util.Map[Integer, PartitionSpec]] = {
+    def specs(o: AnyRef) = Try(Reflection.call(o, "specs")).toOption.collect {
+      case m: java.util.Map[_, _] => m.asInstanceOf[java.util.Map[Integer, PartitionSpec]]
+    }
+    specs(planned).orElse(Try(Reflection.field(planned, "scan")).toOption.filter(_ != null).flatMap(specs))
+  }
 
   /** The name of `column` of `read` (the schema a scan reads) in each of `bindings` (the schemas Iceberg binds
    * expressions with), when it is one name that binds there to the same field id. */
@@ -48,7 +78,7 @@ object IcebergBinding {
           .filter(name => find(schema, name).exists(_.fieldId == id)))
         names.distinct match {
           case Seq(Some(name)) => Right(name)
-          case _ => Left(s"$column (field id $id) has no name binding it in the table's current schema")
+          case _ => Left(s"$column (field id $id) has no name binding it in the schemas Iceberg plans the scan with")
         }
     }
   }

@@ -32,7 +32,7 @@ object SourceRuntimeFiltering {
     case s: SupportsRuntimeV2Filtering =>
       s.filterAttributes.find(a => resolver(a.fieldNames.mkString("."), column)).flatMap { attribute =>
         predicates(attribute, dataType, keys, inSize).map { handed =>
-          bound(scan, column, attribute).flatMap { _ =>
+          bound(scan, attribute).flatMap { _ =>
             try Right(Filtered({ s.filter(handed.toArray); s.toBatch.planInputPartitions().toSeq }, partitions.size))
             catch { case NonFatal(e) => Left(s"the source's runtime filtering failed (${e.getClass.getSimpleName})") }
           }
@@ -41,16 +41,13 @@ object SourceRuntimeFiltering {
     case _ => None
   }
 
-  /** Right where the source binds `attribute` to `column` of the rows the scan reads. Iceberg projects a runtime
-   * filter onto its partitions by name in the table's current schema, while the scan may read an older
-   * snapshot's ([[IcebergBinding]]): the name must bind there to the same field. Any other source binds its own
+  /** Right where the source binds `attribute` to the column of that name the scan reads. Iceberg projects a runtime
+   * filter onto its partitions by name, in a schema that may be another than the one the scan reads (an older
+   * snapshot's: [[IcebergBinding]]): the name must bind to the same field in each. Any other source binds its own
    * filter attributes as its scan reads them (the contract Spark's DPP relies on). */
-  private def bound(scan: Scan, column: String, attribute: NamedReference): Either[String, Unit] =
+  private def bound(scan: Scan, attribute: NamedReference): Either[String, Unit] =
     if (!TableFormats.isIceberg(scan)) Right(())
-    else IcebergBinding.boundName(scan, column).flatMap { name =>
-      if (name == attribute.fieldNames.mkString(".")) Right(())
-      else Left(s"$column is named $name in the table's current schema, by which Iceberg projects runtime filters")
-    }
+    else IcebergBinding.unchanged(scan, attribute.fieldNames.mkString("."))
 
   /** The predicates on `attribute` that hold every key: IN over at most `inSize`, else the keys' one range. */
   private def predicates(attribute: NamedReference, dataType: DataType, keys: KeySet,

@@ -23,7 +23,7 @@ class IcebergBindingSuite extends AnyFunSuite {
   test("a field dropped since (k added again is another field) declines, naming the field id") {
     val readded = schema(2 -> "j", 3 -> "v", 4 -> "k")
     assert(IcebergBinding.bound(before, Seq(readded), "k", caseSensitive = true) ===
-      Left("k (field id 1) has no name binding it in the table's current schema"))
+      Left("k (field id 1) has no name binding it in the schemas Iceberg plans the scan with"))
     assert(IcebergBinding.bound(readded, Seq(readded), "k", caseSensitive = true) === Right("k"))
   }
 
