@@ -32,7 +32,7 @@ LINE_REQUIREMENTS = {"3.5": ("pyarrow==19.0.1",)}
 # (On pyspark 4.1.4, Delta 4.1.0 reads and writes but fails every ALTER TABLE through its catalog:
 # NoClassDefFoundError IgnoreCachedData, a class of Spark 4.1.0 gone from 4.1.4; Delta's later releases still build
 # on Spark 4.1.0. Iceberg 1.12.0's 4.1 runtime runs every test; it has no runtime for Spark 4.2 or 4.3.)
-TABLE_FORMATS = {
+TABLE_FORMATS: dict[str, dict[str, tuple[str, ...]]] = {
     "3.5": {"delta": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
             "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1",)},
     "4.0": {"delta": ("io.delta:delta-spark_2.13:4.0.1", "io.delta:delta-storage:4.0.1"),
