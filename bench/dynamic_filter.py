@@ -39,7 +39,16 @@ Variants:
   sieve-nodf  the sieve variant with spark.sieve.dynamicFilter.enabled=false: what the extension costs a
            query apart from its filters (planning, the other rules) — tells a filter's cost from noise
   sieve-alt  the sieve variant plus --alt-conf: one setting's effect, measured in the same sitting
-Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/floor = how close to a bare scan.
+  oracle   the best any runtime filter can do (bench/oracle.py): vanilla's settings, the star join with `f.k`
+           restricted to the kept keys written in by hand (one range where contiguous, an IN list otherwise)
+Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/oracle and sieve/floor = how close to
+the hand-written filter and to a bare scan (1 = as fast).
+--files N,...: the fact written in each number of files, in every format (over 1,000 in commits of 1,000:
+Delta's log with checkpoints, Iceberg's with a manifest a commit), for the metadata's scale:
+           dev/bench --spark 4.0 dynamic_filter --fact-rows 8000000 --dim-rows 800000 --formats parquet,delta,iceberg \
+               --files 8,20000 --modes smj --selectivities 0.001,0.5 --variants vanilla,sieve,oracle --runs 3
+The `driver` columns: Spark's planning (vanilla, sieve) and the sieve filters' own driver time (keys,
+decisions, file pruning: bench/driver_time.py), and what sieve adds on the driver as a share of its query.
 Each variant's rows are checked against vanilla's (as tests/answers.py compares them): a different answer is
 reported as WRONG ANSWER and not timed. (The TPC-DS section does not check: its LIMITs without a total
 order may pick different rows; tests/test_tpcds.py compares every query's full answer.)
@@ -83,93 +92,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))  # answers, tpcds
 
 from common import add_jar_argument, jar_note, ratio, session  # noqa: E402
-from format_tables import DELETED, FORMATS, fact_table, table_shape  # noqa: E402
+from format_tables import FORMATS  # noqa: E402
 from format_tables import session_settings as format_settings  # noqa: E402
-from plan_reading import FOOTERS, RUNTIME_FILTERING, file_pruning, files_note, plan_note  # noqa: E402
 # tests/test_bench.py reads the plan reading here, as bench.same_plan, bench.why_none, bench.WHY_KINDS
-from plan_reading import WHY_KINDS, same_plan, why_kind, why_none  # noqa: E402, F401
+from plan_reading import (  # noqa: E402, F401
+    FOOTERS, RUNTIME_FILTERING, WHY_KINDS, file_pruning, files_note, plan_note, same_plan, why_kind, why_none)
 from runs import (  # noqa: E402
     DEFAULT_SIEVE_CONF, MODES, VARIANTS, PlanTexts, cell, collect, full_settings, medians, variant_settings,
     wrong_answers)
-from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, parquet_shape, star_tables  # noqa: E402
+from star_join import SELECTIVITIES, bench_star, goals  # noqa: E402
+from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, star_tables  # noqa: E402
 from suites import bench_suite  # noqa: E402
 from date_join import bench_date_join  # noqa: E402
 
 import spark_sieve as sieve  # noqa: E402
 
 SELECTIVITIES = [0.001, 0.01, 0.1, 0.5]
-
-# ---- the star join -----------------------------------------------------------------------------
-
-QUERY = ("SELECT d.cat, sum(f.amount) AS amount, count(*) AS n FROM bench_fact f JOIN bench_dim d ON f.k = d.k "
-         "WHERE d.{column} < {n} GROUP BY d.cat")
-FLOOR = "SELECT sum(amount), count(k) FROM bench_fact"
-
-
-def bench_star(spark, args, variants):
-    layouts, modes = args.layouts.split(","), args.modes.split(",")
-    formats = args.formats.split(",")
-    sels = [float(s) for s in args.selectivities.split(",")]
-    paths = star_tables(spark, args.fact_rows, args.dim_rows, layouts, args.row_group_mb)
-    spark.read.parquet(paths["dim"]).createOrReplaceTempView("bench_dim")
-    all_variants = variant_settings(args)
-    all_parts = list(MODES.values()) + list(all_variants.values())
-    vanilla_settings = full_settings(all_variants["vanilla"], all_parts=all_parts)
-    tables = {(fmt, layout): fact_table(spark, fmt, layout, paths[layout], os.path.basename(paths[layout])
-                                        .replace(".parquet", "").replace(".", "_"), args.row_group_mb,
-                                        CLUSTERED_FILES if layout == "clustered" else FACT_FILES)
-              for fmt in formats for layout in layouts}
-
-    print(f"\n## Star join: fact {args.fact_rows:,} rows, dim {args.dim_rows:,} rows "
-          f"(median of {args.runs} interleaved run(s) after a warm-up round, limit {args.limit:.0f}s per run)\n")
-    print(f"dim: {parquet_shape(spark, paths['dim'])}")
-    for (fmt, layout), table in tables.items():
-        shape = parquet_shape(spark, paths[layout]) if fmt == "parquet" else table_shape(spark, fmt, table)
-        print(f"fact, {fmt}, {layout}: {shape}" + ("" if fmt == "parquet" else f" ({DELETED} deleted)"))
-    print(f"filter: `d.{args.filter_column} < N`, keeping N/{CATS} of the dim rows"
-          + (" (scattered over the key range)" if args.filter_column == "cat" else " (one contiguous key range)"))
-    print(f"sieve variant: {', '.join(f'{k}={v}' for k, v in all_variants['sieve'].items())}")
-    print("files skipped: of the fact's files whose statistics the sieve variant's filter read, and where from "
-          "(the table's own metadata, no footer read; or Parquet footers)\n")
-
-    cols = list(variants) + ["floor", "vanilla/sieve", "bloom/sieve", "sieve/floor", "files skipped", "plans"]
-    print("| format | layout | join | keeps | " + " | ".join(cols) + " |")
-    print("|---|---|---|---|" + "---|" * len(cols), flush=True)
-    results, pruning, failures = {}, {}, {}
-    for (fmt, layout), table in tables.items():
-        fact = spark.read.parquet(paths[layout]) if fmt == "parquet" else spark.sql(f"SELECT * FROM {table}")
-        fact.createOrReplaceTempView("bench_fact")
-        floor_times, floor_errors = medians(spark, {"floor": collect(spark, FLOOR, vanilla_settings)},
-                                            args.runs, args.limit)
-        floor = floor_times["floor"]
-        for mode in modes:
-            for sel in sels:
-                sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
-                plans, answers, frames = PlanTexts(), {}, {}
-                actions = {v: collect(spark, sql, full_settings(MODES[mode], all_variants[v], all_parts=all_parts),
-                                      plans, v, answers, frames if v == "sieve" else None)
-                           for v in variants}
-                times, errors = medians(spark, actions, args.runs, args.limit)
-                for v in wrong_answers(answers):
-                    errors[v], times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
-                times["floor"] = floor
-                errors.update(floor_errors)
-                where = f"{fmt}/{layout}/{mode}/{sel * 100:g}%"
-                for v, e in errors.items():
-                    failures.setdefault(f"{v}: {e}", []).append(where)
-                results[(fmt, layout, mode, sel)] = times
-                notes = " · ".join(f"{v} {plan_note(plans.get(v))}" for v in variants)
-                pruning[(fmt, layout, mode, sel)] = (file_pruning(sieve.explain(frames["sieve"], print_it=False))
-                                                     if "sieve" in frames else [])
-                cells = [cell(times, errors, v, args.limit) for v in list(variants) + ["floor"]]
-                cells += [ratio(times.get("vanilla"), times.get("sieve")),
-                          ratio(times.get("bloom"), times.get("sieve")),
-                          ratio(times.get("sieve"), floor), files_note(pruning[(fmt, layout, mode, sel)]), notes]
-                print(f"| {fmt} | {layout} | {mode} | {sel * 100:g}% | " + " | ".join(cells) + " |", flush=True)
-    for failure, where in failures.items():
-        print(f"\nfailed — {failure} (in {', '.join(where)})")
-    return results, pruning
-
 
 # Three dimensions, written least selective first (as a user might): qty (1..50) keeps 80%, channel keeps
 # one of three, the dim 1%. Vanilla Spark joins in that order; spark-sieve puts all three keys on the fact scan.
@@ -208,58 +146,6 @@ def bench_star3(spark, args, variants):
                 print(f"\nfailed — {v}: {e} ({layout}/{mode})")
 
 
-def _check(value, ok, text):
-    if value is None:
-        return f"not measured ({text})"
-    return f"{'met' if ok(value) else 'NOT met'} ({text}: {value:.2f})"
-
-
-def goals(results, pruning):
-    """The star join's goals (vs vanilla, forced bloom and the floor; each table format against the Parquet
-    directory), judged from this run's medians (report only)."""
-    print("\n## Goals (from the numbers above)\n")
-    keys = sorted({(fmt, layout) for fmt, layout, _, _ in results},
-                  key=lambda x: (FORMATS.index(x[0]), x[1] != "random", x[1]))
-    low, high = min(SELECTIVITIES), max(SELECTIVITIES)
-
-    def r(a, b):
-        return a / b if a is not None and b is not None else None
-
-    for fmt, layout in keys:
-        t = results.get((fmt, layout, "smj", low))
-        where = f"{fmt}, {layout}, 0.1% under sort-merge"
-        if t is None:
-            print(f"- {where}: not measured (needs --modes smj and 0.001 in --selectivities)")
-            continue
-        speedup = r(t.get("vanilla"), t.get("sieve"))
-        if fmt == "parquet" or layout == "clustered":
-            print(f"- {where}: sieve ≥ 5x faster than vanilla — " + _check(speedup, lambda x: x >= 5, "vanilla/sieve"))
-        if fmt == "parquet":
-            print(f"- {where}: sieve ≥ 1.5x faster than forced bloom — "
-                  + _check(r(t.get("bloom"), t.get("sieve")), lambda x: x >= 1.5, "bloom/sieve"))
-            print(f"- {where}: within 2x of the bare-scan floor — "
-                  + _check(r(t.get("sieve"), t.get("floor")), lambda x: x <= 2, "sieve/floor"))
-        elif fmt == "iceberg" and layout == "random":
-            print(f"- {where}: sieve ≥ 2.5x faster than vanilla — " + _check(speedup, lambda x: x >= 2.5, "vanilla/sieve"))
-        elif fmt == "delta" and layout == "random":
-            p = results.get(("parquet", layout, "smj", low), {})
-            print(f"- {where}: the Delta ratio within 15% of the Parquet one — "
-                  + _check(r(speedup, r(p.get("vanilla"), p.get("sieve"))), lambda x: x >= 0.85,
-                           "Delta's vanilla/sieve over Parquet's"))
-        if fmt != "parquet" and layout == "clustered":
-            done = pruning.get((fmt, layout, "smj", low), [])
-            table = [(s, n) for s, n, source in done if source not in (FOOTERS, RUNTIME_FILTERING)]
-            share = sum(s for s, _ in table) / sum(n for _, n in table) if table else None
-            print(f"- {where}: ≥ 80% of the fact's files skipped from the table's statistics alone (no footer) — "
-                  + _check(share, lambda x: x >= 0.8, f"share skipped; footers read: "
-                           f"{'yes' if any(src == FOOTERS for _, _, src in done) else 'none'}"))
-    at_high = {k: v for k, v in results.items() if k[3] == high}
-    if not at_high:
-        print("- 50%: not measured (needs 0.5 in --selectivities)")
-    for (fmt, layout, mode, _), t in sorted(at_high.items()):
-        print(f"- {fmt}, {layout}, {mode}, 50%: no slower than 0.95x vanilla — "
-              + _check(r(t.get("vanilla"), t.get("sieve")), lambda x: x >= 0.95, "vanilla/sieve"))
-
 # ---- main --------------------------------------------------------------------------------------
 
 def main(argv=None):
@@ -283,6 +169,10 @@ def main(argv=None):
                    help=f"fact layouts: random (8 files), clustered (sorted by k into {CLUSTERED_FILES} files) for the "
                         "star join; date-sorted for --tpcds / --tpch (each fact table sorted by its date key, the same "
                         "files and row groups as the generated ones)")
+    p.add_argument("--files", default="",
+                   help="the star join's fact written in each of these numbers of files (comma-separated, e.g. "
+                        "8,1000,20000; over 1,000 in commits of 1,000 files: Delta checkpoints, Iceberg manifests), "
+                        f"in every format and layout; default: {FACT_FILES} random, {CLUSTERED_FILES} clustered")
     p.add_argument("--formats", "--format", default="parquet",
                    help=f"the fact's table formats ({', '.join(FORMATS)}; Delta and Iceberg where the Spark line has "
                         "a release: dev/bench --spark 4.0 ...)")
@@ -356,15 +246,17 @@ def main(argv=None):
     failures = 0
     if not args.no_star:
         goals(*bench_star(spark, args, variants))
+    # the oracle is the star join's (the date join times its range by hand as a query of its own)
+    others = [v for v in variants if v != "oracle"]
     if args.star3:
-        bench_star3(spark, args, variants)
+        bench_star3(spark, args, others)
     if args.date_join:
-        bench_date_join(spark, args, variants)
+        bench_date_join(spark, args, others)
     if args.tpcds:
-        failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
+        failures += bench_suite(spark, "tpcds", args.tpcds, args, others, args.tpcds_queries,
                                 args.partitioned, args.tpcds_format, date_sorted) or 0
     if args.tpch:
-        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries,
+        failures += bench_suite(spark, "tpch", args.tpch, args, others, args.tpch_queries,
                                 date_sorted=date_sorted) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()

@@ -41,33 +41,52 @@ def _done(marker):
     return os.path.exists(marker)
 
 
-def fact_table(spark, fmt, layout, source, name, row_group_mb, files):
+# a fact written in more files than this goes in commits of at most as many (Delta: a checkpoint every ten
+# commits; Iceberg: a manifest each), as a table grown by appends is
+BATCH_FILES = 1000
+
+
+def file_batches(rows, layout, files, dim_rows):
+    """[(rows, n)]: the fact's rows as commits of n files each (at most BATCH_FILES): clustered, one key range a
+    commit and a file (sorted in it); random, rows split at random, each file's keys over the whole range."""
+    commits = -(-files // BATCH_FILES)
+    out = []
+    for b in range(commits):
+        n = files // commits + (1 if b < files % commits else 0)
+        if layout == "clustered":
+            lo, hi = b * dim_rows // commits, (b + 1) * dim_rows // commits
+            part = rows.where(f"k >= {lo} AND k < {hi}").repartitionByRange(n, "k").sortWithinPartitions("k")
+        else:
+            part = rows.where(f"pmod(hash(k, amount, qty, 13), {commits}) = {b}").repartition(n)
+        out.append((part, n))
+    return out
+
+
+def fact_table(spark, fmt, layout, source, name, row_group_mb, files, dim_rows, whole_source=True):
     """The SQL name of the star fact `name` (of layout `layout`) in `fmt`, made from the Parquet directory
-    `source` when missing: its rows in `files` files (clustered: sorted by k, a key range each), row groups of
-    about `row_group_mb` MB, then DELETED's rows deleted. Parquet: `source` itself."""
-    if fmt == "parquet":
+    `source` when missing: its rows in `files` files (clustered: sorted by k, a key range each; more than
+    BATCH_FILES: file_batches' commits), row groups of about `row_group_mb` MB, then DELETED's rows deleted.
+    Parquet: `source` itself when `whole_source` (it has the files asked for), else a copy in `files` files."""
+    if fmt == "parquet" and whole_source:
         return f"parquet.`{source}`"
     marker = os.path.join(DATA, f"{name}.{fmt}.done")
-    path = os.path.join(DATA, "delta", name)
-    table = f"delta.`{path}`" if fmt == "delta" else f"ice.bench.{name}"
+    path = os.path.join(DATA, fmt if fmt == "parquet" else "delta", name)
+    table = {"parquet": f"parquet.`{path}`", "delta": f"delta.`{path}`"}.get(fmt, f"ice.bench.{name}")
     if _done(marker):
         return table
-    print(f"generating the {layout} fact as a {fmt} table {table} ...", flush=True)
+    print(f"generating the {layout} fact as a {fmt} table {table} in {files:,} files ...", flush=True)
     start = time.perf_counter()
     rows = spark.read.parquet(source)
-    # `files` files: the clustered layout's key ranges, one per file and sorted in it, as the Parquet one's
-    rows = (rows.repartitionByRange(files, "k").sortWithinPartitions("k") if layout == "clustered"
-            else rows.repartition(files))
+    if files > BATCH_FILES:
+        batches = file_batches(rows, layout, files, dim_rows)
+    else:  # the clustered layout's key ranges, one per file and sorted in it, as the Parquet one's
+        batches = [(rows.repartitionByRange(files, "k").sortWithinPartitions("k") if layout == "clustered"
+                    else rows.repartition(files), files)]
     block = str(int(row_group_mb * 1024 * 1024))
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     hadoop.set("parquet.block.size", block)
     try:
-        if fmt == "delta":
-            shutil.rmtree(path, ignore_errors=True)
-            (rows.write.format("delta").option("delta.enableDeletionVectors", "true")
-             .option("parquet.block.size", block).save(path))
-            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
-        else:
+        if fmt == "iceberg":
             spark.sql("CREATE NAMESPACE IF NOT EXISTS ice.bench")
             spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
             spark.sql(f"CREATE TABLE {table} (k INT, amount DOUBLE, qty INT, channel STRING) USING iceberg "
@@ -75,8 +94,24 @@ def fact_table(spark, fmt, layout, source, name, row_group_mb, files):
                       "'write.update.mode' = 'merge-on-read', 'write.distribution-mode' = 'none', "
                       f"'write.parquet.row-group-size-bytes' = '{block}', "
                       "'write.target-file-size-bytes' = '1073741824')")
-            rows.writeTo(table).append()
-        spark.sql(f"DELETE FROM {table} WHERE {DELETED}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        for i, (batch, n) in enumerate(batches):
+            if fmt == "iceberg":
+                batch.writeTo(table).append()
+            elif fmt == "delta":
+                writer = batch.write.format("delta").mode("append").option("parquet.block.size", block)
+                if i == 0:
+                    writer = writer.option("delta.enableDeletionVectors", "true")
+                writer.save(path)
+            else:
+                batch.write.mode("append").option("parquet.block.size", block).parquet(path)
+            if len(batches) > 1:
+                print(f"  commit {i + 1}/{len(batches)}: {n} files, {time.perf_counter() - start:.0f}s", flush=True)
+        if fmt == "delta":
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+        if fmt != "parquet":
+            spark.sql(f"DELETE FROM {table} WHERE {DELETED}")
     finally:
         hadoop.unset("parquet.block.size")
     open(marker, "w").close()
@@ -87,6 +122,9 @@ def fact_table(spark, fmt, layout, source, name, row_group_mb, files):
 def table_shape(spark, fmt, table):
     """'64 data files, 64 delete files' from the format's own metadata (information only)."""
     try:
+        if fmt == "parquet":
+            files = [f for f in os.listdir(table[len("parquet.`"):-1]) if f.endswith(".parquet")]
+            return f"{len(files)} files"
         if fmt == "delta":
             detail = spark.sql(f"DESCRIBE DETAIL {table}").first()
             return f"{detail['numFiles']} data files, {detail['sizeInBytes'] / 2**20:.0f} MB, deletion vectors"

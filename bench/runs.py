@@ -17,7 +17,7 @@ MODES = {
     "smj": {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"},
 }
 DEFAULT_SIEVE_CONF = "spark.sieve.dynamicFilter.enabled=true"
-VARIANTS = ("vanilla", "bloom", "sieve", "sieve-eager", "sieve-nodf", "sieve-alt")
+VARIANTS = ("vanilla", "bloom", "sieve", "sieve-eager", "sieve-nodf", "sieve-alt", "oracle")
 
 
 def _pairs(conf):
@@ -29,6 +29,7 @@ def variant_settings(args):
     sieve_extra = _pairs(args.sieve_conf)
     return {
         "vanilla": {"spark.sieve.enabled": "false"},
+        "oracle": {"spark.sieve.enabled": "false"},  # vanilla running the query with the kept keys written in
         "bloom": {"spark.sieve.enabled": "false", **BLOOM},
         "sieve": {"spark.sieve.enabled": "true", **sieve_extra},
         "sieve-eager": {"spark.sieve.enabled": "true", **sieve_extra,
@@ -71,11 +72,12 @@ class PlanTexts(dict):
         return self[key] if key in self else default
 
 
-def collect(spark, sql, settings, plans=None, key=None, answers=None, frames=None):
+def collect(spark, sql, settings, plans=None, key=None, answers=None, frames=None, history=None):
     """An action: apply `settings`, plan `sql` afresh (a DataFrame run twice would reuse its shuffle
     files), collect it; keeps the final plan in plans[key] (a PlanTexts), the rows in answers[key] and, with
-    `frames`, the DataFrame in frames[key] (read after the timing, e.g. by spark_sieve.explain). A text of
-    several statements separated by ';' runs them in turn (some TPC-DS queries come in two parts)."""
+    `frames`, the DataFrame in frames[key] (read after the timing, e.g. by spark_sieve.explain); with `history`,
+    every run's DataFrame in the list history[key]. A text of several statements separated by ';' runs them in
+    turn (some TPC-DS queries come in two parts)."""
     statements = [s for s in sql.split(";") if s.strip()]
 
     def run():
@@ -89,6 +91,8 @@ def collect(spark, sql, settings, plans=None, key=None, answers=None, frames=Non
             answers[key] = rows
         if frames is not None:
             frames[key] = df
+        if history is not None:
+            history.setdefault(key, []).append(df)
     return run
 
 

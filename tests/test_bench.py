@@ -90,6 +90,34 @@ DynamicFilter [k#11] from [k#3] (shuffle)
     assert bench.files_note([]) == "-"
 
 
+def test_the_oracle_writes_the_kept_keys_as_a_user_would():
+    """The oracle variant's filter: one range for contiguous keys, an IN list otherwise, none past MAX_KEYS."""
+    import oracle
+
+    assert oracle.predicate("f.k", [3, 4, 5, 6]) == "f.k BETWEEN 3 AND 6"
+    assert oracle.predicate("f.k", [3, 5, 9]) == "f.k IN (3, 5, 9)"
+    assert oracle.predicate("f.k", []) == "FALSE"
+    assert oracle.predicate("f.k", list(range(0, 2 * oracle.MAX_KEYS + 2, 2))) is None
+    assert oracle.predicate("f.k", list(range(oracle.MAX_KEYS * 3))).startswith("f.k BETWEEN 0 AND ")
+    assert oracle.describe([1, 2, 3]) == "one range of 3 keys" and oracle.describe([1, 3]) == "2 keys as an IN list"
+
+
+def test_driver_time_sums_every_filter_operator():
+    """The star join's driver columns: every DynamicFilter operator's driver time in explain's text, and its share."""
+    import driver_time
+
+    text = """DynamicFilter [k#8] from [k#0] (shuffle)
+  rows:    not counted: no filter tested per row
+  driver:  120 ms (keys, decisions, file pruning)
+DynamicFilter [j#9] from [j#1] (broadcast)
+  rows:    10 in, 2 out
+  driver:  30 ms (keys, decisions, file pruning)"""
+    assert driver_time.filters_ms(text) == 150
+    assert driver_time.filters_ms("no DynamicFilter in this plan") == 0
+    assert driver_time.added_share(150, 3.0) == "150 ms = 5.0%"
+    assert driver_time.added_share(None, 3.0) == "n/a"
+
+
 def test_date_sorted_facts_hold_the_same_rows_in_date_order(tmp_path):
     """`--layout date-sorted`: each fact table rewritten sorted by its date (tpcds.sort_by_date), in as many files
     as the generated copy, the same rows (NULL dates too, repeated dates split across

@@ -125,6 +125,10 @@ def test_explain_reports_files_and_row_groups_skipped(spark, vanilla, tables):
     skipped = re.search(r"\n  scan: +(\d+) files, (\d+) row groups", text)
     assert skipped and int(skipped.group(1)) >= 2 and int(skipped.group(2)) >= 2, text
     assert dynamic_filters(df), "the skipped files are the dynamic filter's"
+    # the operator's driver time (keys, decisions, footers): the footers took time, so the metric holds it
+    driver = re.search(r"\n  driver: +(\d+) ms \(keys, decisions, file pruning\)", text)
+    footers = re.search(r"skipped by file statistics .* in (\d+) ms", text)
+    assert driver and footers and int(driver.group(1)) >= int(footers.group(1)), text
 
 
 def test_switched_off_no_filter(spark, tables):

@@ -94,7 +94,8 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows")) ++
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "driverTime" -> SQLMetrics.createTimingMetric(sparkContext, "driver time (keys, decisions, file pruning)")) ++
     (0 until filterCount).flatMap { i =>
       val n = if (filterCount > 1) s" (filter ${i + 1})" else ""
       perFilter.map { case (name, text) => metricName(name, i) -> SQLMetrics.createMetric(sparkContext, text + n) } ++
@@ -129,9 +130,20 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
   /** Builds the filters (once per execution of this operator): the child to read, with the filters pushed
    * into its scan, and what became of each filter. */
   @transient private lazy val prepared: Prepared = {
+    val start = System.nanoTime()
     val p = buildOrder.foldLeft(Prepared(child, Map.empty))(prepare)
+    prepareNs = System.nanoTime() - start
+    postDriverTime()
     done = Some(p)
     p
+  }
+  // the driver's time for this operator: preparing (above) and each filter's listing under its keys after it
+  @transient @volatile private var prepareNs = 0L
+  @transient private lazy val listNs = new Array[Long](filterCount)
+
+  private def postDriverTime(): Unit = {
+    longMetric("driverTime").set(NANOSECONDS.toMillis(prepareNs + listNs.sum))
+    postDriverMetrics(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), "driverTime")
   }
   // the prepared result once there (explain asks without preparing)
   @transient @volatile private var done: Option[Prepared] = None
@@ -362,6 +374,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
         m("footerTime", i).set(NANOSECONDS.toMillis(c.timeNs))
         postDriverMetrics(executionId, Seq("filesSkipped", "rowGroupsSkipped", "rowsSkipped", "footerTime")
           .map(metricName(_, i)): _*)
+        if (c.listNs > 0) { listNs(i) = c.listNs; postDriverTime() }
       })
       Prepared(pushedPlan, so.outcomes + (i -> o.copy(pushed = pushed.predicates, pruning = pushed.pruning)))
     case _ => so.copy(outcomes = so.outcomes + (i -> o))

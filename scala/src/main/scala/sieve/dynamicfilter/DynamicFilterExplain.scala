@@ -16,7 +16,8 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
       def mi(name: String, i: Int) = f.metrics(f.metricName(name, i)).value
       val rows = if (f.passesRows) "not counted: no filter tested per row"
         else s"${m("numInputRows")} in, ${m("numOutputRows")} out"
-      (Seq(f.simpleString(25), s"  rows:    $rows") ++
+      (Seq(f.simpleString(25), s"  rows:    $rows",
+        s"  driver:  ${m("driverTime")} ms (keys, decisions, file pruning)") ++
         (0 until f.filterCount).flatMap { i =>
           (if (f.filterCount > 1) Seq(s"  -- filter ${i + 1}: ${f.describeFilter(i)}") else Nil) ++ Seq(
             s"  filter:  ${f.filterDescription(i)}",

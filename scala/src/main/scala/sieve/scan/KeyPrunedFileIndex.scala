@@ -64,6 +64,7 @@ class KeyPrunedFileIndex(
     val out = listed.map(dir => dir.copy(files = dir.files.filter(keep)))
     counts.footersRead = files.size
     counts.timeNs += System.nanoTime() - start
+    counts.listNs += System.nanoTime() - start
     counts.report()
     out
   }
@@ -77,6 +78,7 @@ object KeyPrunedFileIndex {
     @volatile var rowGroupsSkipped = 0L
     @volatile var rowsSkipped = 0L
     @volatile var timeNs = 0L
+    @volatile var listNs = 0L // of timeNs, the part spent as the scan lists its files (after the filter's prepare)
     @volatile var footersRead = 0L
     @volatile var footersNotRead = 0L  // files listed when more than the limit: not pruned
     @volatile var footersSampled = 0L  // of those, the files whose footers were read for an estimate

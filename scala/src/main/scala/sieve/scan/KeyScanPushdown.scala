@@ -94,7 +94,10 @@ object KeyScanPushdown {
     // (IcebergTasks is loaded only for an Iceberg scan: its class needs Iceberg's on the classpath)
     if (!TableFormats.isIceberg(scan.scan) || !KeyPrunedFileIndex.supports(column.dataType)) None
     else keys.ranges(limits.maxRanges).map(_.bounds.toSeq).map { ranges =>
-      IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, ranges).map { pruned =>
+      val start = System.nanoTime()
+      val outcome = IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, ranges)
+      counts.timeNs += System.nanoTime() - start
+      outcome.map { pruned =>
         counts.statsSource = "Iceberg's manifests"
         counts.tableStatsFiles = pruned.filesBefore
         counts.filesSkipped = pruned.filesBefore - pruned.filesAfter

@@ -45,6 +45,7 @@ class TableStatsFileIndex(delegate: FileIndex, groups: Seq[TableStatsFileIndex.G
       g.counts.tableStatsFiles = files
       g.counts.filesSkipped = skipped
       g.counts.timeNs += elapsed
+      g.counts.listNs += elapsed
       g.counts.report()
     }
     mayHold.map(m => all.map(d => d.copy(files = d.files.filter(f => m(f.getPath)))).filter(_.files.nonEmpty))
