@@ -29,15 +29,19 @@ LINE_REQUIREMENTS = {"3.5": ("pyarrow==19.0.1",)}
 # The Delta Lake and Apache Iceberg releases built for a line (Maven coordinates, each jar without its
 # dependencies: Spark ships the rest). Test dependencies only, fetched by dev/test into .cache/formats-<line>/:
 # the tests of tables in a format run on the lines that have its release and skip, naming the line, elsewhere.
-# (On pyspark 4.1.4, Delta 4.1.0 reads and writes but fails every ALTER TABLE through its catalog:
-# NoClassDefFoundError IgnoreCachedData, a class of Spark 4.1.0 gone from 4.1.4; Delta's later releases still build
-# on Spark 4.1.0. Iceberg 1.12.0's 4.1 runtime runs every test; it has no runtime for Spark 4.2 or 4.3.)
+# (Delta 4.1.0 and 4.2.0, built on Spark 4.1.0, fail every ALTER TABLE through their catalog on pyspark 4.1.4:
+# NoClassDefFoundError IgnoreCachedData, a trait Spark 4.2 removed and 4.1.2 too, by backport (SPARK-54812); Delta
+# 4.3.0 is the first release that loads on 4.1.2 and later. On Spark 4.2.1 it reads and writes tables by path but
+# fails every CREATE TABLE in the catalog (NoSuchMethodError CatalogStorageFormat.copy), and on 4.3 it does not load
+# (NoSuchMethodError in LogicalRDD's constructor). Iceberg 1.12.0's 4.1 runtime runs every test; Iceberg has no runtime for Spark 4.2 or
+# 4.3.)
 TABLE_FORMATS: dict[str, dict[str, tuple[str, ...]]] = {
     "3.5": {"delta": ("io.delta:delta-spark_2.12:3.3.2", "io.delta:delta-storage:3.3.2"),
             "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1",)},
     "4.0": {"delta": ("io.delta:delta-spark_2.13:4.0.1", "io.delta:delta-storage:4.0.1"),
             "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.1",)},
-    "4.1": {"iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",)},
+    "4.1": {"delta": ("io.delta:delta-spark_2.13:4.3.0", "io.delta:delta-storage:4.3.0"),
+            "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",)},
 }
 
 NEWEST = SPARK_LINES[-1][0]
