@@ -4,14 +4,17 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 import scala.util.control.NonFatal
 
-import org.apache.iceberg.{PartitionSpec, ScanTask, Schema, Table, Scan => IcebergScan}
+import org.apache.iceberg.{PartitionSpec, ScanTask, Schema, Snapshot, Table, Scan => IcebergScan}
+import org.apache.iceberg.types.Type.TypeID
+import org.apache.iceberg.types.Types
 
 import org.apache.spark.sql.connector.read.Scan
 
 /**
- * The name under which a key column of an Iceberg scan is bound where Iceberg's planning tests an expression
- * against the files: its manifests' bounds are read through the partition specs the scan plans with, and a name
- * is bound in their schema. Up to Iceberg 1.10 that is the table's *current* schema even for a snapshot or tag
+ * A key column of an Iceberg scan as Iceberg knows it: the field the scan reads (by its field id, whose bounds
+ * [[IcebergTasks]] reads), and the name under which it is bound where Iceberg tests an expression against the
+ * files (the source's runtime filtering, [[sieve.scan.SourceRuntimeFiltering]]): a name is bound in the schemas
+ * of the partition specs the scan plans with. Up to Iceberg 1.10 that is the table's *current* schema even for a snapshot or tag
  * read, which reads that snapshot's schema, where the same name may be another column (`RENAME COLUMN k TO
  * k_old`, then `j` to `k`): a filter by the scan's own name would keep the files where today's `k` may hold a
  * key. From 1.11 a snapshot scan plans with its specs bound to the snapshot's schema (`SnapshotScan.specs()`).
@@ -22,10 +25,25 @@ import org.apache.spark.sql.connector.read.Scan
  * Runs only on an Iceberg scan (its classes are then on the classpath).
  */
 object IcebergBinding {
-  /** The name to bind `column` of `scan` by in Iceberg's planning (Right), or why no name binds it to the field the
-   * scan reads (Left). */
-  def boundName(scan: Scan, column: String): Either[String, String] =
-    schemas(scan).flatMap { case (read, planning, _, caseSensitive) => bound(read, planning, column, caseSensitive) }
+  /** The field `column` of `scan` reads (found by name in the schema it reads, then known by its field id), with the
+   * table and the snapshot the scan plans (null: a table without one), when it is an int, long or date column. */
+  def readField(scan: Scan, column: String): Either[String, (Table, Snapshot, Types.NestedField)] =
+    schemas(scan).flatMap { case (read, _, _, caseSensitive) =>
+      val field = Option(if (caseSensitive) read.findField(column) else read.caseInsensitiveFindField(column))
+      field match {
+        case None => Left(s"$column is no field of the schema the scan reads")
+        case Some(f) if !Set(TypeID.INTEGER, TypeID.LONG, TypeID.DATE).contains(f.`type`.typeId) =>
+          Left(s"$column is a ${f.`type`} column in the table (bounds of int, long and date columns are read)")
+        case Some(f) =>
+          try {
+            val planned = Reflection.call(scan, "scan")
+            Right((Reflection.call(scan, "table").asInstanceOf[Table], Reflection.call(planned, "snapshot")
+              .asInstanceOf[Snapshot], f))
+          } catch {
+            case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("Iceberg's scan", e))
+          }
+      }
+    }
 
   /** Right where `column` of `scan` binds by its own name to the field the scan reads in every schema Iceberg may
    * bind it with: those the scan plans with and the table's current one (Iceberg's runtime filtering projects a

@@ -3,21 +3,20 @@ package sieve.formats
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
 
 import scala.jdk.CollectionConverters._
-import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
-import org.apache.iceberg.{BaseScanTaskGroup, ScanTask, ScanTaskGroup, Scan => IcebergScan}
-import org.apache.iceberg.expressions.{Expression => IcebergExpression, Expressions}
+import org.apache.iceberg.{BaseScanTaskGroup, ScanTask, ScanTaskGroup}
 
 import org.apache.spark.sql.connector.read.{InputPartition, Scan}
-import org.apache.spark.sql.types.{DataType, LongType}
+
+import sieve.keyset.KeyRanges
 
 /**
  * An Iceberg scan's input partitions less the data files whose column bounds (the lower and upper bounds,
- * null and value counts its manifests keep per field id) hold no key of a set of ranges: Iceberg's own planning
- * decides, on the scan's snapshot, with the key column bound by its field id ([[IcebergBinding]]: a renamed
- * column keeps its field id; a column added since is all NULL in older files). A file left out is never opened;
- * its delete files go with it, and the files kept are read with theirs, so deletes stay Iceberg's.
+ * null and value counts its manifests keep per field id) hold no key of a set of ranges: read from the data
+ * manifests of the scan's snapshot by the column's field id ([[IcebergFileBounds]]: a renamed column keeps its
+ * field id; a column added since has no bounds in older files, which are read), not planned again. A file left out
+ * is never opened; its delete files go with it, and the files kept are read with theirs, so deletes stay Iceberg's.
  *
  * Runs only on an Iceberg scan (its classes are then on the classpath); the scan's own Iceberg scan and each
  * input partition's task group are private to Iceberg's Spark classes and read by reflection: a release where
@@ -28,28 +27,24 @@ object IcebergTasks {
    * before and after. */
   final case class Pruned(partitions: Seq[InputPartition], filesBefore: Long, filesAfter: Long)
 
-  private type AnyScan = IcebergScan[_, ScanTask, _]
+  /** The key ranges each file's bounds are tested against (a binary search a file, on the driver): at most this
+   * many, the keys themselves where they are fewer. */
+  val Ranges = 4096
 
-  /** `partitions` of `scan` less the files none of whose rows can hold `column` within one of `ranges` (inclusive
-   * bounds, as longs: days for a date; the caller has checked the column is integral or a date); Left: why the
-   * files are not pruned. */
-  def prune(scan: Scan, partitions: Seq[InputPartition], column: String, dataType: DataType,
-      ranges: Seq[(Long, Long)]): Either[String, Pruned] =
+  /** `partitions` of `scan` less the files none of whose rows can hold `column` within `ranges` (the caller has
+   * checked the column is integral or a date); Left: why the files are not pruned. */
+  def prune(scan: Scan, partitions: Seq[InputPartition], column: String, ranges: KeyRanges): Either[String, Pruned] =
     if (!TableFormats.isIceberg(scan)) Left("not an Iceberg scan")
-    else IcebergBinding.boundName(scan, column).flatMap { name =>
+    else IcebergBinding.readField(scan, column).flatMap { case (table, snapshot, field) =>
       try Right {
-        // the scan's own Iceberg scan (its snapshot, filters and case sensitivity), planned again with the key
-        // ranges: Iceberg's planning keeps the files whose manifest bounds may hold one (the tasks the Spark scan
-        // holds carry no column bounds)
-        val planned = Reflection.call(scan, "scan").asInstanceOf[AnyScan]
-        val files = planned.filter(anyOf(name, dataType, ranges)).asInstanceOf[AnyScan].planFiles()
-        val mayHold = try files.asScala.collect { case t if t.isFileScanTask => location(t) }.toSet
-          finally files.close()
+        val bounds = if (snapshot == null) Map.empty[String, IcebergFileBounds.Bounds]
+          else IcebergFileBounds.of(table, snapshot, field)
         var (before, after) = (0L, 0L)
         val kept = partitions.flatMap { p =>
           val group = Reflection.field(p, "taskGroup").asInstanceOf[ScanTaskGroup[ScanTask]]
           val tasks = group.tasks.asScala.toSeq
-          val keep = tasks.filter(t => !t.isFileScanTask || mayHold(location(t)))
+          val keep = tasks.filter(t => !t.isFileScanTask ||
+            bounds.get(IcebergFileBounds.location(t.asFileScanTask.file)).forall(_.mayHold(ranges)))
           before += tasks.count(_.isFileScanTask)
           after += keep.count(_.isFileScanTask)
           if (keep.size == tasks.size) Some(p)
@@ -59,27 +54,9 @@ object IcebergTasks {
         Pruned(kept, before, after)
       } catch {
         // (an Iceberg release whose classes differ: a missing method or class is a LinkageError, not an Exception)
-        case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("Iceberg's planning of the keys", e))
+        case e @ (NonFatal(_) | _: LinkageError) => Left(Reflection.failure("reading Iceberg's manifests", e))
       }
     }
-
-  // (`path`, deprecated for `location` since Iceberg 1.7, is in every 1.x release)
-  @nowarn("cat=deprecation")
-  private def location(task: ScanTask): String = task.asFileScanTask.file.path.toString
-
-  /** `column` within one of `ranges`, as an Iceberg expression. */
-  private def anyOf(column: String, dataType: DataType, ranges: Seq[(Long, Long)]): IcebergExpression = {
-    def v(x: Long): AnyRef = dataType match {
-      case LongType => java.lang.Long.valueOf(x)
-      case _ => java.lang.Integer.valueOf(x.toInt) // int, short, byte; a date as its days
-    }
-    if (ranges.isEmpty) Expressions.alwaysFalse()
-    else ranges.map { case (lo, hi) =>
-      if (lo == hi) Expressions.equal[AnyRef](column, v(lo))
-      else Expressions.and(Expressions.greaterThanOrEqual[AnyRef](column, v(lo)),
-        Expressions.lessThanOrEqual[AnyRef](column, v(hi)))
-    }.reduce[IcebergExpression](Expressions.or)
-  }
 
   /** A copy of input partition `p` reading `group`: made through its own serialization (as it is sent to the
    * executors), its fields then set to `p`'s (the transient ones too: its preferred locations) but the group. */

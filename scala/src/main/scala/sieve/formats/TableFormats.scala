@@ -1,5 +1,7 @@
 package sieve.formats
 
+import scala.util.Try
+
 import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.datasources.FileIndex
 
@@ -15,6 +17,15 @@ object TableFormats {
 
   /** Whether `index` lists a Delta table's files (of the snapshot its query reads: time travel's included). */
   def isDelta(index: FileIndex): Boolean = extendsClass(index.getClass, DeltaFileIndex)
+
+  /** The number of files a Delta table's query planned to read before it ran: the listing Delta prepared for its
+   * scan's own filters (`PreparedDeltaFileIndex.preparedScan`, a data-skipping pass over its log made while the
+   * query was optimized), or None where the index holds none (a release that keeps it otherwise). */
+  def deltaPreparedFiles(index: FileIndex): Option[Long] =
+    if (!index.getClass.getName.endsWith(".PreparedDeltaFileIndex")) None
+    else Try(Reflection.call(Reflection.call(index, "preparedScan"), "files") match {
+      case files: Seq[_] => files.distinct.size.toLong
+    }).toOption
 
   /** Whether `scan` is an Iceberg table's. Asked before anything touches [[IcebergTasks]]: loading that class
    * needs Iceberg's on the classpath (a V2 scan of any other source must never load it). */

@@ -93,9 +93,9 @@ object KeyScanPushdown {
       counts: KeyPrunedFileIndex.Counts): Option[Either[String, Seq[InputPartition]]] =
     // (IcebergTasks is loaded only for an Iceberg scan: its class needs Iceberg's on the classpath)
     if (!TableFormats.isIceberg(scan.scan) || !KeyPrunedFileIndex.supports(column.dataType)) None
-    else keys.ranges(limits.maxRanges).map(_.bounds.toSeq).map { ranges =>
+    else keys.ranges(math.max(limits.maxRanges, IcebergTasks.Ranges)).map { ranges =>
       val start = System.nanoTime()
-      val outcome = IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, column.dataType, ranges)
+      val outcome = IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, ranges)
       counts.timeNs += System.nanoTime() - start
       outcome.map { pruned =>
         counts.statsSource = "Iceberg's manifests"

@@ -1,0 +1,92 @@
+package sieve.formats
+
+import java.util.concurrent.{Callable, Executors, ThreadFactory}
+
+import scala.jdk.CollectionConverters._
+import scala.annotation.nowarn
+
+import org.apache.iceberg.{DataFile, ManifestFile, ManifestFiles, Snapshot, Table}
+import org.apache.iceberg.types.{Conversions, Types}
+
+import sieve.keyset.KeyRanges
+
+/**
+ * The bounds an Iceberg table's manifests keep for one column of each data file of a snapshot: read from its data
+ * manifests alone (no delete manifest, no task planned), by the column's field id, which a rename or a column
+ * dropped and added again under the name never gives to another column. A manifest never changes once written, so
+ * what is read of one is kept for the next query of any snapshot that lists it.
+ *
+ * Runs only on an Iceberg scan (its classes are then on the classpath).
+ */
+object IcebergFileBounds {
+  /** A file's bounds on the column: its lowest and highest value (as longs: days for a date), or none but NULL. */
+  final case class Bounds(lower: Long, upper: Long, hasValues: Boolean) {
+    def mayHold(ranges: KeyRanges): Boolean = hasValues && ranges.overlaps(lower, upper)
+  }
+
+  // the columns read of each entry: its path and the statistics the bounds come from
+  private val Columns = Seq("file_path", "lower_bounds", "upper_bounds", "value_counts", "null_value_counts").asJava
+
+  /** The bounds of field `field` (an integral or date column) of each data file of `snapshot`, by the file's path;
+   * a file whose manifest keeps none for the field (metrics off, a column added after it was written) is absent. */
+  def of(table: Table, snapshot: Snapshot, field: Types.NestedField): Map[String, Bounds] = {
+    val manifests = snapshot.dataManifests(table.io()).asScala.toSeq
+    val reads = manifests.map { m =>
+      val key = (m.path, field.fieldId)
+      Option(cache.get(key)) match {
+        case Some(cached) => () => cached
+        case None =>
+          val future = pool.submit(new Callable[Array[(String, Bounds)]] {
+            def call(): Array[(String, Bounds)] = read(table, m, field)
+          })
+          () => { val r = future.get(); cache.put(key, r); r }
+      }
+    }
+    reads.iterator.flatMap(_.apply()).toMap
+  }
+
+  private def read(table: Table, manifest: ManifestFile, field: Types.NestedField): Array[(String, Bounds)] = {
+    val reader = ManifestFiles.read(manifest, table.io(), table.specs()).select(Columns)
+    try reader.iterator().asScala.flatMap(f => bounds(f, field).map(location(f) -> _)).toArray
+    finally reader.close()
+  }
+
+  private[formats] def bounds(file: DataFile, field: Types.NestedField): Option[Bounds] = {
+    val id = Integer.valueOf(field.fieldId)
+    def stat[T](m: java.util.Map[Integer, T]): Option[T] = Option(m).flatMap(x => Option(x.get(id)))
+    (stat(file.lowerBounds), stat(file.upperBounds)) match {
+      case (Some(lo), Some(hi)) => Some(Bounds(asLong(lo, field), asLong(hi, field), hasValues = true))
+      case _ =>
+        // no bounds: all NULL when every value counted is, else unknown (the file is read)
+        (stat(file.valueCounts), stat(file.nullValueCounts)) match {
+          case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(Bounds(0, 0, hasValues = false))
+          case _ => None
+        }
+    }
+  }
+
+  private def asLong(buffer: java.nio.ByteBuffer, field: Types.NestedField): Long =
+    // (a long column promoted from int keeps 4-byte bounds in its older files: Conversions reads them as longs)
+    Conversions.fromByteBuffer[AnyRef](field.`type`, buffer.duplicate()) match {
+      case i: java.lang.Integer => i.longValue
+      case l: java.lang.Long => l.longValue
+      case other => throw new IllegalStateException(s"not an integral bound: $other")
+    }
+
+  // (`path`, deprecated for `location` since Iceberg 1.7, is in every 1.x release)
+  @nowarn("cat=deprecation")
+  def location(file: org.apache.iceberg.ContentFile[_]): String = file.path.toString
+
+  private val CacheSize = 1024
+  private val cache = java.util.Collections.synchronizedMap(
+    new java.util.LinkedHashMap[(String, Int), Array[(String, Bounds)]](64, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(String, Int), Array[(String, Bounds)]]): Boolean =
+        size() > CacheSize
+    })
+
+  private lazy val pool = Executors.newFixedThreadPool(4, new ThreadFactory {
+    def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "spark-sieve-manifests"); t.setDaemon(true); t
+    }
+  })
+}
