@@ -203,6 +203,8 @@ def main(argv=None):
                         "dimension, alone and with two more dimensions (bench/date_join.py)")
     p.add_argument("--date-rows", type=int, default=12_000_000, help="the date join's fact rows")
     p.add_argument("--no-star", action="store_true", help="skip the star-join section (e.g. TPC-DS alone)")
+    p.add_argument("--no-floor", action="store_true",
+                   help="the star join without its bare-scan floor (a scan of a table of many files costs minutes)")
     p.add_argument("--memory", default="6g", help="driver memory")
     p.add_argument("--fail-fast", action="store_true",
                    help="suites: stop at the first query that fails or gives another answer than vanilla")

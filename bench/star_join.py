@@ -77,8 +77,8 @@ def bench_star(spark, args, variants):
         fact = spark.read.parquet(paths[layout]) if table == f"parquet.`{paths[layout]}`" else spark.sql(f"SELECT * FROM {table}")
         fact.createOrReplaceTempView("bench_fact")
         floor_times, floor_errors = medians(spark, {"floor": collect(spark, FLOOR, vanilla_settings)},
-                                            args.runs, args.limit)
-        floor = floor_times["floor"]
+                                            args.runs, args.limit) if not args.no_floor else ({}, {})
+        floor = floor_times.get("floor")
         for mode in modes:
             for sel in sels:
                 sql = QUERY.format(column=args.filter_column, n=round(sel * CATS))
@@ -103,7 +103,8 @@ def bench_star(spark, args, variants):
                                                             if "sieve" in frames else [])
                 driver = driver_times(history)
                 times["sieve adds"] = driver["added"]
-                cells = [cell(times, errors, v, args.limit) for v in list(variants) + ["floor"]]
+                cells = [cell(times, errors, v, args.limit) for v in variants] + [
+                    cell(times, errors, "floor", args.limit) if floor is not None else "-"]
                 cells += [ratio(times.get("vanilla"), times.get("sieve")), ratio(times.get("sieve"), times.get("oracle")),
                           ratio(times.get("bloom"), times.get("sieve")),
                           ratio(times.get("sieve"), floor), files_note(pruning[(fmt, layout, files, mode, sel)]),

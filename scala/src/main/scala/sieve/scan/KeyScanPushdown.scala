@@ -80,7 +80,7 @@ object KeyScanPushdown {
           case scala.util.Right(partitions) if counts.filesSkipped > 0 || counts.partitionsSkipped > 0 =>
             (plan.transformUp {
               case s: BatchScanExec if s eq scan =>
-                s.copy(scan = new PrunedV2Scan(s.scan, partitions, s.supportsColumnar))
+                SharedScanMetrics(s, s.copy(scan = new PrunedV2Scan(s.scan, partitions, s.supportsColumnar)))
             }, pushed)
           case _ => (plan, pushed)
         }

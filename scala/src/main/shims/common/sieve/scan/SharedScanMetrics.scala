@@ -4,6 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 
 /**
  * A file scan copied at run time (with the dynamic filter pushed into it) must report into the metrics
@@ -13,16 +14,25 @@ import org.apache.spark.sql.execution.FileSourceScanExec
  * warning says so (answers are not affected). Stands in for an API Spark lacks: a scan built over
  * another's metrics (`FileSourceScanLike`'s private `scanMetrics`, its `driverMetrics` and
  * `staticMetrics`, the same on every supported line; DynamicFilterSuite checks on each that the plan's scan
- * reports its copy's files and rows).
+ * reports its copy's files and rows). A data source V2 scan's copy reading fewer input partitions likewise
+ * (`metrics` and the source's `customMetrics`, lazy vals of `DataSourceV2ScanExecBase`).
  */
 object SharedScanMetrics extends Logging {
   private val fields = Seq("org$apache$spark$sql$execution$FileSourceScanLike$$scanMetrics", "driverMetrics", "staticMetrics")
 
-  def apply(original: FileSourceScanExec, copy: FileSourceScanExec): FileSourceScanExec = {
+  private val v2Fields = Seq("customMetrics", "metrics")
+
+  def apply(original: FileSourceScanExec, copy: FileSourceScanExec): FileSourceScanExec =
+    share(classOf[FileSourceScanExec], fields, original, copy)
+
+  def apply(original: BatchScanExec, copy: BatchScanExec): BatchScanExec =
+    share(classOf[BatchScanExec], v2Fields, original, copy)
+
+  private def share[T <: AnyRef](c: Class[T], names: Seq[String], original: T, copy: T): T = {
     try {
-      fields.foreach { name =>
-        val accessor = classOf[FileSourceScanExec].getMethod(name)
-        val field = classOf[FileSourceScanExec].getDeclaredField(name)
+      names.foreach { name =>
+        val accessor = c.getMethod(name)
+        val field = c.getDeclaredField(name)
         field.setAccessible(true)
         val shared = accessor.invoke(original)
         accessor.invoke(copy)
