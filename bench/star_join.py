@@ -103,7 +103,7 @@ def bench_star(spark, args, variants):
                                                             if "sieve" in frames else [])
                 driver = driver_times(history)
                 times["sieve adds"] = driver["added"]
-                cells = [cell(times, errors, v, args.limit) for v in variants] + [
+                cells = [cell(times, errors, v, args.limit) if v in actions else "n/a" for v in variants] + [
                     cell(times, errors, "floor", args.limit) if floor is not None else "-"]
                 cells += [ratio(times.get("vanilla"), times.get("sieve")), ratio(times.get("sieve"), times.get("oracle")),
                           ratio(times.get("bloom"), times.get("sieve")),
