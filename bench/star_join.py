@@ -7,7 +7,7 @@ import os
 from driver_time import added_share, filters_ms, median_ms, planning_ms
 from format_tables import DELETED, FORMATS, fact_table, table_shape
 from oracle import describe, kept_keys, predicate
-from plan_reading import FOOTERS, RUNTIME_FILTERING, file_pruning, files_note, plan_note
+from plan_reading import file_pruning, files_note, plan_note
 from common import ratio
 from runs import MODES, PlanTexts, cell, collect, full_settings, medians, variant_settings, wrong_answers
 from star_tables import CATS, CLUSTERED_FILES, FACT_FILES, parquet_shape, star_tables
@@ -136,7 +136,7 @@ def _check(value, ok, text):
     return f"{'met' if ok(value) else 'NOT met'} ({text}: {value:.2f})"
 
 
-def goals(results, pruning):
+def goals(results, _pruning):
     """The star join's goals, judged from this run's medians (report only): at 0.1% under sort-merge, sieve within
     15% of the oracle, in every format, layout and file count; at 50%, no slower than 0.95x vanilla; on tables
     of 20,000 files and more, what sieve adds on the driver at most 10% of its query's time."""
@@ -151,13 +151,6 @@ def goals(results, pruning):
         if sel == low and mode == "smj":
             print(f"- {where}: sieve ≤ 1.15x the oracle ({t.get('oracle') or 0:.2f}s) — "
                   + _check(r(t.get("sieve"), t.get("oracle")), lambda x: x <= 1.15, "sieve/oracle"))
-            if fmt != "parquet" and layout == "clustered":
-                done = pruning.get((fmt, layout, files, mode, sel), [])
-                table = [(s, n) for s, n, source in done if source not in (FOOTERS, RUNTIME_FILTERING)]
-                share = sum(s for s, _ in table) / sum(n for _, n in table) if table else None
-                print(f"- {where}: ≥ 80% of the fact's files skipped from the table's statistics alone (no footer) — "
-                      + _check(share, lambda x: x >= 0.8, f"share skipped; footers read: "
-                               f"{'yes' if any(src == FOOTERS for _, _, src in done) else 'none'}"))
         if sel == high:
             print(f"- {where}: no slower than 0.95x vanilla — "
                   + _check(r(t.get("vanilla"), t.get("sieve")), lambda x: x >= 0.95, "vanilla/sieve"))
