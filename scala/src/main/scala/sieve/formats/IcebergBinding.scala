@@ -29,8 +29,7 @@ object IcebergBinding {
    * table and the snapshot the scan plans (null: a table without one), when it is an int, long or date column. */
   def readField(scan: Scan, column: String): Either[String, (Table, Snapshot, Types.NestedField)] =
     schemas(scan).flatMap { case (read, _, _, caseSensitive) =>
-      val field = Option(if (caseSensitive) read.findField(column) else read.caseInsensitiveFindField(column))
-      field match {
+      find(read, column, caseSensitive) match {
         case None => Left(s"$column is no field of the schema the scan reads")
         case Some(f) if !Set(TypeID.INTEGER, TypeID.LONG, TypeID.DATE).contains(f.`type`.typeId) =>
           Left(s"$column is a ${f.`type`} column in the table (bounds of int, long and date columns are read)")
@@ -87,8 +86,7 @@ object IcebergBinding {
   /** The name of `column` of `read` (the schema a scan reads) in each of `bindings` (the schemas Iceberg binds
    * expressions with), when it is one name that binds there to the same field id. */
   def bound(read: Schema, bindings: Seq[Schema], column: String, caseSensitive: Boolean): Either[String, String] = {
-    def find(schema: Schema, name: String) =
-      Option(if (caseSensitive) schema.findField(name) else schema.caseInsensitiveFindField(name))
+    def find(schema: Schema, name: String) = IcebergBinding.find(schema, name, caseSensitive)
     find(read, column).map(_.fieldId) match {
       case None => Left(s"$column is no field of the schema the scan reads")
       case Some(id) =>
@@ -100,4 +98,7 @@ object IcebergBinding {
         }
     }
   }
+
+  private def find(schema: Schema, name: String, caseSensitive: Boolean): Option[Types.NestedField] =
+    Option(if (caseSensitive) schema.findField(name) else schema.caseInsensitiveFindField(name))
 }
