@@ -13,7 +13,7 @@ import org.apache.spark.sql.connector.read.Scan
 /**
  * A key column of an Iceberg scan as Iceberg knows it: the field the scan reads (by its field id, whose bounds
  * [[IcebergTasks]] reads), and the name under which it is bound where Iceberg tests an expression against the
- * files (the source's runtime filtering, [[sieve.scan.SourceRuntimeFiltering]]): a name is bound in the schemas
+ * files (the source's runtime filtering, `SourceRuntimeFiltering`): a name is bound in the schemas
  * of the partition specs the scan plans with. Up to Iceberg 1.10 that is the table's *current* schema even for a snapshot or tag
  * read, which reads that snapshot's schema, where the same name may be another column (`RENAME COLUMN k TO
  * k_old`, then `j` to `k`): a filter by the scan's own name would keep the files where today's `k` may hold a

@@ -51,14 +51,24 @@ object IcebergFileBounds {
     finally reader.close()
   }
 
-  private[formats] def bounds(file: DataFile, field: Types.NestedField): Option[Bounds] = {
+  private def bounds(file: DataFile, field: Types.NestedField): Option[Bounds] =
+    bounds(Stats(file.lowerBounds, file.upperBounds, file.valueCounts, file.nullValueCounts), field)
+
+  /** A manifest entry's statistics, by field id (any map may be null: metrics off). */
+  private[formats] final case class Stats(
+      lower: java.util.Map[Integer, java.nio.ByteBuffer],
+      upper: java.util.Map[Integer, java.nio.ByteBuffer],
+      values: java.util.Map[Integer, java.lang.Long],
+      nulls: java.util.Map[Integer, java.lang.Long])
+
+  private[formats] def bounds(stats: Stats, field: Types.NestedField): Option[Bounds] = {
     val id = Integer.valueOf(field.fieldId)
     def stat[T](m: java.util.Map[Integer, T]): Option[T] = Option(m).flatMap(x => Option(x.get(id)))
-    (stat(file.lowerBounds), stat(file.upperBounds)) match {
+    (stat(stats.lower), stat(stats.upper)) match {
       case (Some(lo), Some(hi)) => Some(Bounds(asLong(lo, field), asLong(hi, field), hasValues = true))
       case _ =>
         // no bounds: all NULL when every value counted is, else unknown (the file is read)
-        (stat(file.valueCounts), stat(file.nullValueCounts)) match {
+        (stat(stats.values), stat(stats.nulls)) match {
           case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(Bounds(0, 0, hasValues = false))
           case _ => None
         }
