@@ -40,7 +40,8 @@ Variants:
            query apart from its filters (planning, the other rules) — tells a filter's cost from noise
   sieve-alt  the sieve variant plus --alt-conf: one setting's effect, measured in the same sitting
   oracle   the best any runtime filter can do (bench/oracle.py): vanilla's settings, the star join with `f.k`
-           restricted to the kept keys written in by hand (one range where contiguous, an IN list otherwise)
+           restricted to the kept keys written in by hand (one range where contiguous, an IN list otherwise);
+           in the suites, each table a sieve filter kept rows of restricted to that filter's keys (needs sieve)
 Ratios: vanilla/sieve and bloom/sieve above 1 = spark-sieve faster; sieve/oracle and sieve/floor = how close to
 the hand-written filter and to a bare scan (1 = as fast).
 --files N,...: the fact written in each number of files, in every format (over 1,000 in commits of 1,000:
@@ -216,6 +217,8 @@ def main(argv=None):
     layouts = args.layouts.split(",")
     date_sorted = "date-sorted" in layouts
     args.layouts = ",".join(x for x in layouts if x != "date-sorted")
+    if "oracle" in variants and (args.tpcds or args.tpch) and "sieve" not in variants:
+        p.error("--variants oracle in a suite needs sieve (the oracle writes in the keys sieve's filters kept)")
     if "sieve-alt" in variants and not args.alt_conf:
         p.error("--variants sieve-alt needs --alt-conf (the settings it adds to the sieve variant's)")
     bad = ([v for v in variants if v not in VARIANTS]
@@ -248,17 +251,17 @@ def main(argv=None):
     failures = 0
     if not args.no_star:
         goals(*bench_star(spark, args, variants))
-    # the oracle is the star join's (the date join times its range by hand as a query of its own)
+    # the oracle is the star join's and the suites' (the date join times its range by hand as a query of its own)
     others = [v for v in variants if v != "oracle"]
     if args.star3:
         bench_star3(spark, args, others)
     if args.date_join:
         bench_date_join(spark, args, others)
     if args.tpcds:
-        failures += bench_suite(spark, "tpcds", args.tpcds, args, others, args.tpcds_queries,
+        failures += bench_suite(spark, "tpcds", args.tpcds, args, variants, args.tpcds_queries,
                                 args.partitioned, args.tpcds_format, date_sorted) or 0
     if args.tpch:
-        failures += bench_suite(spark, "tpch", args.tpch, args, others, args.tpch_queries,
+        failures += bench_suite(spark, "tpch", args.tpch, args, variants, args.tpch_queries,
                                 date_sorted=date_sorted) or 0
     print(f"\n(total {time.perf_counter() - start:.0f}s)")
     spark.stop()

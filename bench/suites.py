@@ -8,6 +8,7 @@ import statistics
 import time
 
 from common import DATA, fmt, ratio
+from oracle import SuiteOracle
 from plan_reading import filter_count, first_difference, same_plan, why_none
 from runs import (MODES, PlanTexts, cell, collect, full_settings, median_of, rules_ms, timings,
                   variant_settings, wrong_answers)
@@ -129,12 +130,15 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
         return
     title, texts, skipped = suite
     print(f"### {title}\n")
+    variants = [v for v in variants if v != "oracle"] + (["oracle"] if "oracle" in variants else [])
+    oracle = SuiteOracle(spark) if "oracle" in variants else None
+    timed = [v for v in variants if v != "oracle"]  # the oracle, run for queries with a filter only, totals apart
     all_variants = variant_settings(args)
     all_parts = list(MODES.values()) + list(all_variants.values())
     settings = {v: full_settings(all_variants[v], all_parts=all_parts) for v in variants}
     # sieve-nodf/sieve: what the filters themselves gain; sieve/sieve-alt: what --alt-conf gains
     rat = [(a, b) for a, b in (("vanilla", "sieve"), ("bloom", "sieve"), ("vanilla", "sieve-eager"),
-                               ("sieve-nodf", "sieve"), ("sieve", "sieve-alt"))
+                               ("sieve-nodf", "sieve"), ("sieve", "sieve-alt"), ("sieve", "oracle"))
            if a in variants and b in variants]
     sieves = [v for v in variants if v.startswith("sieve")]
 
@@ -147,6 +151,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
     totals, measured, cut, failed, skipped_names, with_df = {v: 0.0 for v in variants}, 0, 0, [], [], {}
     planned_only = {}  # a filter in the initial plan only (see plan_reading.filter_count)
     changed_totals, changed_measured = {v: 0.0 for v in variants}, 0
+    oracle_pairs = []  # (query, sieve's time, the oracle's) where the oracle ran
     # vanilla/sieve < 0.9, by what the sieve plan changed: "filter", "plan" (another plan without one), "none"
     slower = {"filter": [], "plan": [], "none": []}
     below = []  # vanilla/sieve < RECHECK_BELOW
@@ -165,13 +170,17 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             skipped_names.append(name_q)
             continue
         run_count += 1
-        plans, answers, frames = PlanTexts(), {}, {}
+        plans, answers, frames, oracle_state = PlanTexts(), {}, {}, {}
         actions = {v: collect(spark, sql, settings[v], plans, v, answers, frames if v == "sieve" else None)
-                    for v in variants}
+                    for v in timed}
+        if oracle:
+            actions["oracle"] = oracle.action(settings["oracle"], frames, oracle_state,
+                                              lambda conf: collect(spark, sql, conf, plans, "oracle", answers))
         cpus = {}
         all_times, errors = timings(spark, actions, 1, args.limit, cpu=cpus)
         for v in wrong_answers(answers):
             errors[v], all_times[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
+        oracle_note = _oracle_note(oracle_state, errors, all_times) if oracle else None
         dfs = {v: filter_count(plans.get(v, "")) for v in sieves}
         # a scan held back for DPP's keys (AwaitBroadcasts in the initial plan) changes how it runs too
         def changes(v):
@@ -184,10 +193,12 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             merged.update({v: more[v] for v in extra or {}})
             for v in wrong_answers(answers):
                 errs[v], merged[v] = "WRONG ANSWER: its rows differ from vanilla Spark's", None
+            if oracle:
+                _oracle_note(oracle_state, errs, merged)
             return merged, errs
 
         def short(t):  # by the medians `t`: short queries vary most between runs and cost least
-            return all(x is not None and x < args.short_under for x in t.values())
+            return all(x is not None and x < args.short_under for v, x in t.items() if v != "oracle")
 
         def sieve_slower(t, below=SLOWER):  # a query cut at the limit (None) is not compared
             return "vanilla" in variants and "sieve" in variants and t["vanilla"] and t["sieve"] \
@@ -212,7 +223,7 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             runs += rounds
             again = all_times.pop(CONTROL)
             times = median_of(all_times)
-            if not errors and all(times.values()) and again:
+            if not errors and all(times[v] for v in timed) and again:
                 vanilla_in_rounds = all_times["vanilla"][-rounds:]
                 k, n, chance = slowest_chance(vanilla_in_rounds, again, all_times["sieve"][-rounds:])
                 noise = (f" (vanilla against itself in those rounds: "
@@ -246,9 +257,11 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             elif dfs[v][1]:
                 planned_only.setdefault(v, []).append(name_q)
         failed += [f"{name_q} under {v}: {e}" for v, e in errors.items()]
-        if not errors and all(times[v] is not None for v in variants):
+        if oracle and times.get("oracle") and times.get("sieve") and not errors:
+            oracle_pairs.append((name_q, times["sieve"], times["oracle"]))
+        if not errors and all(times[v] is not None for v in timed):
             measured += 1
-            for v in variants:
+            for v in timed:
                 totals[v] += times[v]
                 cpu_totals[v] += cpu_med[v] or 0.0
                 if changed:
@@ -256,7 +269,8 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             changed_measured += 1 if changed else 0
         else:
             cut += 0 if errors else 1
-        print(f"| {name_q} | {runs} | " + " | ".join(cell(times, errors, v, args.limit) for v in variants)
+        print(f"| {name_q} | {runs} | " + " | ".join(oracle_note if v == "oracle" and oracle_note
+                                                     else cell(times, errors, v, args.limit) for v in variants)
               + "".join(f" | {ratio(times[a], times[b])}" for a, b in rat)
               + (f" | {ratio(cpu_med[cpu_pair[0]], cpu_med[cpu_pair[1]])}" if cpu_pair else "")
               + "".join(f" | {_dfs_cell(dfs[v])}" for v in sieves) + " |", flush=True)
@@ -265,11 +279,13 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
             break
     for label, t, count in (("total", totals, measured), ("queries whose plan sieve changes (a filter or a wait for DPP)", changed_totals, changed_measured)):
         print(f"| **{label}** ({count} measured) | | "
-              + " | ".join(fmt(t[v], args.limit) if measured else "-" for v in variants)
+              + " | ".join(fmt(t[v], args.limit) if measured and v != "oracle" else "-" for v in variants)
               + "".join(f" | {ratio(t[a] or None, t[b] or None)}" for a, b in rat)
               + (f" | {ratio(cpu_totals[cpu_pair[0]] or None, cpu_totals[cpu_pair[1]] or None)}"
                  if cpu_pair and label == "total" else (" |" if cpu_pair else ""))
               + " |" * len(sieves) + " |")
+    if oracle:
+        print("\n" + _oracle_summary(oracle_pairs))
     if cut:
         print(f"\n{cut} query(ies) cut at the limit under some variant (left out of the totals).")
     if failed:
@@ -308,3 +324,33 @@ def bench_suite(spark, name, sf, args, variants, only=None, partitioned=False, t
     if skipped_names:
         print(f"\nskipped: {', '.join(skipped_names)}")
     return len(failed)
+
+
+def _oracle_note(state, errors, times):
+    """The oracle's cell where it has no time (its error and time taken out of `errors` and `times`: no oracle is not
+    a failure of the query), else None."""
+    error = errors.pop("oracle", None)
+    note = state.get("note")
+    if note:
+        pass
+    elif error and error.startswith("WRONG ANSWER"):
+        note = "none (the query reads a restricted table without a filter too)"
+    elif error:
+        note = f"none ({error})"
+    elif not state.get("restricted"):
+        note = "-" if not state.get("whole") else f"none ({', '.join(state['whole'])}: keys not exact or too many)"
+    if note:
+        times["oracle"], state["note"] = None, note
+    return note
+
+
+def _oracle_summary(pairs):
+    """sieve/oracle over the queries the oracle ran: the total, the median and the farthest."""
+    if not pairs:
+        return "sieve/oracle: no query with a filter whose keys the oracle could write in"
+    ratios = sorted(((s / o, q) for q, s, o in pairs), reverse=True)
+    total_s, total_o = sum(s for _, s, _ in pairs), sum(o for _, _, o in pairs)
+    within = sum(1 for r, _ in ratios if r <= 1.15)
+    return (f"sieve/oracle over the {len(pairs)} queries with a filter the oracle writes in: total "
+            f"{total_s:.2f}s / {total_o:.2f}s = {ratio(total_s, total_o)}, median {statistics.median(r for r, _ in ratios):.2f}x, "
+            f"{within} within 1.15x; the farthest: " + ", ".join(f"{q} {r:.2f}x" for r, q in ratios[:5]))

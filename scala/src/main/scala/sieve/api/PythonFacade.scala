@@ -90,4 +90,11 @@ object PythonFacade {
    * (figures are those of the last run of `df`; before any, the plan as it would start). */
   def explainDynamicFilters(df: DataFrame): String =
     DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n\n")
+
+  /** The bench's oracle: each dynamic filter of `df`'s last run on one integral column, as [column name, the runs
+   * of the keys it kept (lo, hi, ...) or null where they were not exact or more than `limit` runs]. */
+  def keptKeyRanges(df: DataFrame, limit: Int): java.util.List[java.util.List[Any]] =
+    DynamicFilterExplain.keptRanges(df.queryExecution.executedPlan, limit).map { case (name, runs) =>
+      Seq[Any](name, runs.orNull).asJava
+    }.asJava
 }

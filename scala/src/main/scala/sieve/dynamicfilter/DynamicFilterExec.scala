@@ -118,6 +118,10 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   def describeFilter(f: Int): String = filters(f).toString
 
+  /** The key set filter `i` kept rows by, once this operator has run (none: not run, or dropped). */
+  def keptKeys(i: Int): Option[KeySet] =
+    done.flatMap(_.outcomes.get(i)).filter(_.dropped.isEmpty).flatMap(_.chosen)
+
   /** The creation sides feeding filter `f`. */
   def sources(f: Int): Seq[KeyCollector.Source] = filters(f).sources
 

@@ -1,7 +1,9 @@
 package sieve.dynamicfilter
 
+import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType}
 
 /** What `spark_sieve.explain` prints: each DynamicFilterExec of an executed plan with every filter on
  * its scan, then each equi-join that got no filter and why. */
@@ -32,6 +34,22 @@ object DynamicFilterExplain extends AdaptiveSparkPlanHelper {
         }).mkString("\n")
     }
   }
+
+  /** Each filter of an executed plan on one integral column, by the column's name, with the runs of the keys it
+   * kept (lo, hi, lo, hi, ...), or none where they are not exact or number more than `limit` (the bench's oracle
+   * writes them into the query by hand). */
+  def keptRanges(plan: SparkPlan, limit: Int): Seq[(String, Option[Array[Long]])] = {
+    val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[DynamicFilterExec, java.lang.Boolean])
+    collectWithSubqueries(plan) { case f: DynamicFilterExec => f }.filter(seen.add).flatMap { f =>
+      (0 until f.filterCount).map(f.filterKeys).zipWithIndex.collect {
+        case (Seq(a: Attribute), i) if Integral(a.dataType) =>
+          val runs = f.keptKeys(i).filter(_.exact).flatMap(_.ranges(limit + 1)).filter(_.size <= limit)
+          a.name -> runs.map(_.bounds.flatMap { case (lo, hi) => Array(lo, hi) })
+      }
+    }
+  }
+
+  private val Integral = Set[Any](ByteType, ShortType, IntegerType, LongType)
 
   /** How many filters sit below another join than the one whose keys they test (tests and benches ask). */
   def throughOtherJoins(plan: SparkPlan): Int =
