@@ -50,7 +50,7 @@ object PackageGraphSuite {
       "errors" -> Set.empty[String],
       "exec" -> Set.empty[String],
       "membership" -> Set.empty[String],
-      "formats" -> Set("keyset"),
+      "formats" -> Set("keyset", "plan"),
       "config" -> Set("errors"),
       "plan" -> Set("config"),
       "keyset" -> Set("membership"),

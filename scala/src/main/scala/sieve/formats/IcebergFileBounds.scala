@@ -1,7 +1,5 @@
 package sieve.formats
 
-import java.util.concurrent.{Callable, Executors, ThreadFactory}
-
 import scala.jdk.CollectionConverters._
 import scala.annotation.nowarn
 
@@ -9,6 +7,7 @@ import org.apache.iceberg.{DataFile, ManifestFile, ManifestFiles, Snapshot, Tabl
 import org.apache.iceberg.types.{Conversions, Types}
 
 import sieve.keyset.KeyRanges
+import sieve.plan.CachedReads
 
 /**
  * The bounds an Iceberg table's manifests keep for one column of each data file of a snapshot: read from its data
@@ -30,19 +29,14 @@ object IcebergFileBounds {
   /** The bounds of field `field` (an integral or date column) of each data file of `snapshot`, by the file's path;
    * a file whose manifest keeps none for the field (metrics off, a column added after it was written) is absent. */
   def of(table: Table, snapshot: Snapshot, field: Types.NestedField): Map[String, Bounds] = {
-    val manifests = snapshot.dataManifests(table.io()).asScala.toSeq
-    val reads = manifests.map { m =>
-      val key = (m.path, field.fieldId)
-      Option(cache.get(key)) match {
-        case Some(cached) => () => cached
-        case None =>
-          val future = pool.submit(new Callable[Array[(String, Bounds)]] {
-            def call(): Array[(String, Bounds)] = read(table, m, field)
-          })
-          () => { val r = future.get(); cache.put(key, r); r }
-      }
+    val key = (table.location, snapshot.snapshotId, field.fieldId)
+    Option(bySnapshot.get(key)).getOrElse {
+      val manifests = snapshot.dataManifests(table.io()).asScala.toSeq
+      val all = manifestBounds.all(manifests)(m => (m.path, field.fieldId))(m => () => read(table, m, field))
+      val bounds = all.iterator.flatten.toMap
+      bySnapshot.put(key, bounds)
+      bounds
     }
-    reads.iterator.flatMap(_.apply()).toMap
   }
 
   private def read(table: Table, manifest: ManifestFile, field: Types.NestedField): Array[(String, Bounds)] = {
@@ -87,16 +81,14 @@ object IcebergFileBounds {
   @nowarn("cat=deprecation")
   def location(file: org.apache.iceberg.ContentFile[_]): String = file.path.toString
 
-  private val CacheSize = 1024
-  private val cache = java.util.Collections.synchronizedMap(
-    new java.util.LinkedHashMap[(String, Int), Array[(String, Bounds)]](64, 0.75f, true) {
-      override def removeEldestEntry(e: java.util.Map.Entry[(String, Int), Array[(String, Bounds)]]): Boolean =
-        size() > CacheSize
-    })
+  // a manifest never changes once written: its entries' bounds are kept by its path (and the field)
+  private val manifestBounds = new CachedReads[(String, Int), Array[(String, Bounds)]](
+    "spark-sieve-manifests", threads = 4, size = 1024)
 
-  private lazy val pool = Executors.newFixedThreadPool(4, new ThreadFactory {
-    def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "spark-sieve-manifests"); t.setDaemon(true); t
-    }
-  })
+  // the map of a snapshot's files, kept for the next query of it (a table of 20,000 files: 20,000 entries)
+  private val bySnapshot = java.util.Collections.synchronizedMap(
+    new java.util.LinkedHashMap[(String, Long, Int), Map[String, Bounds]](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(String, Long, Int), Map[String, Bounds]]): Boolean =
+        size() > 8
+    })
 }

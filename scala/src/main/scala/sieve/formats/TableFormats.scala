@@ -24,7 +24,7 @@ object TableFormats {
   def deltaPreparedFiles(index: FileIndex): Option[Long] =
     if (!index.getClass.getName.endsWith(".PreparedDeltaFileIndex")) None
     else Try(Reflection.call(Reflection.call(index, "preparedScan"), "files") match {
-      case files: Seq[_] => files.distinct.size.toLong
+      case files: Seq[_] => files.size.toLong
     }).toOption
 
   /** Whether `scan` is an Iceberg table's. Asked before anything touches [[IcebergTasks]]: loading that class

@@ -1,7 +1,5 @@
 package sieve.scan
 
-import java.util.concurrent.{Callable, Executors, ThreadFactory}
-
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
@@ -16,6 +14,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, FileStatusWithMeta
 import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType}
 
 import sieve.keyset._
+import sieve.plan.CachedReads
 
 /**
  * The file listing of a Parquet scan, less the files whose footer statistics show that no row group
@@ -130,39 +129,20 @@ object KeyPrunedFileIndex {
   }
 
   private val GregorianSwitchDay = -141427L // 1582-10-15 in days since 1970-01-01
-  private val Threads = 8
-  private lazy val pool = Executors.newFixedThreadPool(Threads, new ThreadFactory {
-    def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "spark-sieve-footers"); t.setDaemon(true); t
-    }
-  })
-
-  // footers are immutable for a given (path, length, modification time): cache the key column's stats
-  private val CacheSize = 4096
-  private val cache = java.util.Collections.synchronizedMap(
-    new java.util.LinkedHashMap[(String, Long, Long, String), Option[Array[RowGroup]]](64, 0.75f, true) {
-      override def removeEldestEntry(e: java.util.Map.Entry[(String, Long, Long, String), Option[Array[RowGroup]]]): Boolean =
-        size() > CacheSize
-    })
+  // footers are immutable for a given (path, length, modification time): the key column's stats are kept
+  private val footers = new CachedReads[(String, Long, Long, String), Option[Array[RowGroup]]](
+    "spark-sieve-footers", threads = 8, size = 4096)
 
   /** The key column's row-group statistics of each file (by path) whose footer gives them. */
   def readAll(files: Seq[FileStatus], column: String, caseSensitive: Boolean,
       conf: => Configuration): Map[String, Array[RowGroup]] = {
-    // made only to read a footer not cached (a Hadoop configuration is a copy of the session's, ~0.1 ms)
+    // made only to read a footer not kept (a Hadoop configuration is a copy of the session's, ~0.1 ms)
     lazy val hadoopConf = conf
-    val tasks = files.map { f =>
-      val key = (f.getPath.toString, f.getLen, f.getModificationTime, column)
-      Option(cache.get(key)) match {
-        case Some(cached) => () => cached.map(key._1 -> _)
-        case None =>
-          val c = hadoopConf
-          val future = pool.submit(new Callable[Option[Array[RowGroup]]] {
-            def call(): Option[Array[RowGroup]] = read(f, column, caseSensitive, c)
-          })
-          () => { val r = future.get(); cache.put(key, r); r.map(key._1 -> _) }
-      }
+    val groups = footers.all(files)(f => (f.getPath.toString, f.getLen, f.getModificationTime, column)) { f =>
+      val c = hadoopConf
+      () => read(f, column, caseSensitive, c)
     }
-    tasks.flatMap(_.apply()).toMap
+    files.zip(groups).flatMap { case (f, g) => g.map(f.getPath.toString -> _) }.toMap
   }
 
   private def read(file: FileStatus, column: String, caseSensitive: Boolean,
