@@ -6,7 +6,6 @@ import scala.annotation.nowarn
 import org.apache.iceberg.{DataFile, ManifestFile, ManifestFiles, Snapshot, Table}
 import org.apache.iceberg.types.{Conversions, Types}
 
-import sieve.keyset.KeyRanges
 import sieve.plan.CachedReads
 
 /**
@@ -18,17 +17,12 @@ import sieve.plan.CachedReads
  * Runs only on an Iceberg scan (its classes are then on the classpath).
  */
 object IcebergFileBounds {
-  /** A file's bounds on the column: its lowest and highest value (as longs: days for a date), or none but NULL. */
-  final case class Bounds(lower: Long, upper: Long, hasValues: Boolean) {
-    def mayHold(ranges: KeyRanges): Boolean = hasValues && ranges.overlaps(lower, upper)
-  }
-
   // the columns read of each entry: its path and the statistics the bounds come from
   private val Columns = Seq("file_path", "lower_bounds", "upper_bounds", "value_counts", "null_value_counts").asJava
 
   /** The bounds of field `field` (an integral or date column) of each data file of `snapshot`, by the file's path;
    * a file whose manifest keeps none for the field (metrics off, a column added after it was written) is absent. */
-  def of(table: Table, snapshot: Snapshot, field: Types.NestedField): Map[String, Bounds] = {
+  def of(table: Table, snapshot: Snapshot, field: Types.NestedField): Map[String, FileBounds] = {
     val key = (table.location, snapshot.snapshotId, field.fieldId)
     Option(bySnapshot.get(key)).getOrElse {
       val manifests = snapshot.dataManifests(table.io()).asScala.toSeq
@@ -39,13 +33,13 @@ object IcebergFileBounds {
     }
   }
 
-  private def read(table: Table, manifest: ManifestFile, field: Types.NestedField): Array[(String, Bounds)] = {
+  private def read(table: Table, manifest: ManifestFile, field: Types.NestedField): Array[(String, FileBounds)] = {
     val reader = ManifestFiles.read(manifest, table.io(), table.specs()).select(Columns)
     try reader.iterator().asScala.flatMap(f => bounds(f, field).map(location(f) -> _)).toArray
     finally reader.close()
   }
 
-  private def bounds(file: DataFile, field: Types.NestedField): Option[Bounds] =
+  private def bounds(file: DataFile, field: Types.NestedField): Option[FileBounds] =
     bounds(Stats(file.lowerBounds, file.upperBounds, file.valueCounts, file.nullValueCounts), field)
 
   /** A manifest entry's statistics, by field id (any map may be null: metrics off). */
@@ -55,15 +49,15 @@ object IcebergFileBounds {
       values: java.util.Map[Integer, java.lang.Long],
       nulls: java.util.Map[Integer, java.lang.Long])
 
-  private[formats] def bounds(stats: Stats, field: Types.NestedField): Option[Bounds] = {
+  private[formats] def bounds(stats: Stats, field: Types.NestedField): Option[FileBounds] = {
     val id = Integer.valueOf(field.fieldId)
     def stat[T](m: java.util.Map[Integer, T]): Option[T] = Option(m).flatMap(x => Option(x.get(id)))
     (stat(stats.lower), stat(stats.upper)) match {
-      case (Some(lo), Some(hi)) => Some(Bounds(asLong(lo, field), asLong(hi, field), hasValues = true))
+      case (Some(lo), Some(hi)) => Some(FileBounds(asLong(lo, field), asLong(hi, field), hasValues = true))
       case _ =>
         // no bounds: all NULL when every value counted is, else unknown (the file is read)
         (stat(stats.values), stat(stats.nulls)) match {
-          case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(Bounds(0, 0, hasValues = false))
+          case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(FileBounds.AllNull)
           case _ => None
         }
     }
@@ -82,13 +76,13 @@ object IcebergFileBounds {
   def location(file: org.apache.iceberg.ContentFile[_]): String = file.path.toString
 
   // a manifest never changes once written: its entries' bounds are kept by its path (and the field)
-  private val manifestBounds = new CachedReads[(String, Int), Array[(String, Bounds)]](
+  private val manifestBounds = new CachedReads[(String, Int), Array[(String, FileBounds)]](
     "spark-sieve-manifests", threads = 4, size = 1024)
 
   // the map of a snapshot's files, kept for the next query of it (a table of 20,000 files: 20,000 entries)
   private val bySnapshot = java.util.Collections.synchronizedMap(
-    new java.util.LinkedHashMap[(String, Long, Int), Map[String, Bounds]](16, 0.75f, true) {
-      override def removeEldestEntry(e: java.util.Map.Entry[(String, Long, Int), Map[String, Bounds]]): Boolean =
+    new java.util.LinkedHashMap[(String, Long, Int), Map[String, FileBounds]](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[(String, Long, Int), Map[String, FileBounds]]): Boolean =
         size() > 8
     })
 }

@@ -27,17 +27,13 @@ object IcebergTasks {
    * before and after. */
   final case class Pruned(partitions: Seq[InputPartition], filesBefore: Long, filesAfter: Long)
 
-  /** The key ranges each file's bounds are tested against (a binary search a file, on the driver): at most this
-   * many, the keys themselves where they are fewer. */
-  val Ranges = 4096
-
   /** `partitions` of `scan` less the files none of whose rows can hold `column` within `ranges` (the caller has
    * checked the column is integral or a date); Left: why the files are not pruned. */
   def prune(scan: Scan, partitions: Seq[InputPartition], column: String, ranges: KeyRanges): Either[String, Pruned] =
     if (!TableFormats.isIceberg(scan)) Left("not an Iceberg scan")
     else IcebergBinding.readField(scan, column).flatMap { case (table, snapshot, field) =>
       try Right {
-        val bounds = if (snapshot == null) Map.empty[String, IcebergFileBounds.Bounds]
+        val bounds = if (snapshot == null) Map.empty[String, FileBounds]
           else IcebergFileBounds.of(table, snapshot, field)
         var (before, after) = (0L, 0L)
         val kept = partitions.flatMap { p =>

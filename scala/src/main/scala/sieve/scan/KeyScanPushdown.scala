@@ -15,7 +15,7 @@ import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.formats.{IcebergTasks, TableFormats}
+import sieve.formats.{DeltaFileBounds, FileBounds, IcebergTasks, TableFormats}
 import sieve.plan.PlanMemo
 import sieve.config.SieveConf
 import sieve.keyset.{EmptyKeySet, KeyRanges, KeySet}
@@ -93,7 +93,7 @@ object KeyScanPushdown {
       counts: KeyPrunedFileIndex.Counts): Option[Either[String, Seq[InputPartition]]] =
     // (IcebergTasks is loaded only for an Iceberg scan: its class needs Iceberg's on the classpath)
     if (!TableFormats.isIceberg(scan.scan) || !KeyPrunedFileIndex.supports(column.dataType)) None
-    else keys.ranges(math.max(limits.maxRanges, IcebergTasks.Ranges)).map { ranges =>
+    else keys.ranges(math.max(limits.maxRanges, FileBounds.Ranges)).map { ranges =>
       val start = System.nanoTime()
       val outcome = IcebergTasks.prune(scan.scan, scan.inputPartitions, column.name, ranges)
       counts.timeNs += System.nanoTime() - start
@@ -170,11 +170,28 @@ object KeyScanPushdown {
       counts.report()
       return (plan, Pushed(Nil, Some(counts)))
     }
-    val group = TableStatsFileIndex.Group(pushed, n => predicates(math.min(limits.maxRanges, n)), counts)
+    // (the file bounds are those of an integral or date column: another's keep every file)
+    val ranges = Some(keys).filter(_ => KeyPrunedFileIndex.supports(column.dataType)).flatMap(_.ranges(FileBounds.Ranges))
+      .getOrElse(KeyRanges(Array((Long.MinValue, Long.MaxValue))))
+    val group = TableStatsFileIndex.Group(column.name, ranges, pushed, n => predicates(math.min(limits.maxRanges, n)),
+      counts)
     val relation = scan.relation
+    val table = relation.location match {
+      case other: TableStatsFileIndex => other.delegate
+      case table => table
+    }
+    // the log's bounds of every file of the snapshot (read once per version) hold a key: nothing to skip, no
+    // key range pushed into the reader either (its checks would cost each file their time: TPC-DS q7 at sf1)
+    DeltaFileBounds.of(table, Seq(column.name), conf.resolver).toOption.map(_(column.name)) match {
+      case Some(bounds) if bounds.nonEmpty && bounds.values.forall(_.mayHold(ranges)) =>
+        counts.pruningDeclined = s"the Delta log's statistics put a key in each of the ${bounds.size} files they bound"
+        counts.report()
+        return (plan, Pushed(Nil, Some(counts)))
+      case _ =>
+    }
     val index = relation.location match {
       case other: TableStatsFileIndex => other.and(group) // a filter pushed already: listed together
-      case table => new TableStatsFileIndex(table, Seq(group), "the Delta log")
+      case _ => new TableStatsFileIndex(table, Seq(group), "the Delta log")
     }
     (plan.transformUp {
       case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(

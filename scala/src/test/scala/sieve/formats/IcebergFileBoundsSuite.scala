@@ -25,7 +25,7 @@ class IcebergFileBoundsSuite extends AnyFunSuite {
 
   test("an int column's bounds, tested against key ranges") {
     val b = IcebergFileBounds.bounds(file(10, 0, Some((int(100), int(140)))), k).get
-    assert(b === IcebergFileBounds.Bounds(100, 140, hasValues = true))
+    assert(b === FileBounds(100, 140, hasValues = true))
     assert(b.mayHold(KeyRanges(Array((0L, 99L), (140L, 150L)))))
     assert(!b.mayHold(KeyRanges(Array((0L, 99L), (141L, 150L)))))
   }
@@ -33,7 +33,7 @@ class IcebergFileBoundsSuite extends AnyFunSuite {
   test("a long column promoted from int keeps 4-byte bounds in older files; a date's are days") {
     val promoted = NestedField.optional(1, "k", LongType.get())
     assert(IcebergFileBounds.bounds(file(10, 0, Some((int(-5), int(7)))), promoted).get ===
-      IcebergFileBounds.Bounds(-5, 7, hasValues = true))
+      FileBounds(-5, 7, hasValues = true))
     val date = NestedField.optional(1, "d", DateType.get())
     assert(IcebergFileBounds.bounds(file(10, 0, Some((int(19000), int(19030)))), date).get.upper === 19030)
   }
