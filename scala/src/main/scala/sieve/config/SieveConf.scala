@@ -86,7 +86,8 @@ object SieveConf {
   val DYNAMIC_FILTER_WAIT_WEIGHT: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.waitWeight", default = 1.0,
     "The weight of the wait for a filter's keys against what the filter can save (stageStartBytes), and of a " +
-      "listing of a Delta log for its keys (a job: stageStartBytes) against the scan's bytes: above 1, " +
+      "scan's pruning where it needs a job (a Delta log's file statistics, once per table version: stageStartBytes) " +
+      "against the scan's bytes: above 1, " +
       "fewer filters make a scan wait; 0, the wait never declines one (a filter wherever the other checks allow).",
     min = 0.0, max = 1e6)
 
