@@ -75,10 +75,11 @@ object DeltaFileBounds {
       case d: java.time.LocalDate => Some(d.toEpochDay)
       case _ => None
     }
+    val records = long(1)
     (long(at), long(at + 1)) match {
-      case (Some(lo), Some(hi)) => Some(FileBounds(lo, hi, hasValues = true))
-      case _ => (long(1), long(at + 2)) match {
-        case (Some(records), Some(nulls)) if records == nulls => Some(FileBounds.AllNull)
+      case (Some(lo), Some(hi)) => Some(FileBounds(lo, hi, hasValues = true, records.getOrElse(-1L)))
+      case _ => (records, long(at + 2)) match {
+        case (Some(n), Some(nulls)) if n == nulls => Some(FileBounds.allNull(n))
         case _ => None
       }
     }

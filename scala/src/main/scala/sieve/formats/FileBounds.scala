@@ -3,8 +3,9 @@ package sieve.formats
 import sieve.keyset.KeyRanges
 
 /** A data file's bounds on one column as its table format's metadata keeps them: its lowest and highest value (as
- * longs: days for a date), or, with `hasValues` false, none but NULL. A file without them in the metadata is read. */
-final case class FileBounds(lower: Long, upper: Long, hasValues: Boolean) {
+ * longs: days for a date), or, with `hasValues` false, none but NULL; its rows where known (else -1). A file without
+ * them in the metadata is read. */
+final case class FileBounds(lower: Long, upper: Long, hasValues: Boolean, rows: Long = -1) {
   def mayHold(ranges: KeyRanges): Boolean = hasValues && ranges.overlaps(lower, upper)
 }
 
@@ -14,5 +15,5 @@ object FileBounds {
   val Ranges = 4096
 
   /** A file all of whose values of the column are NULL: it holds no key. */
-  val AllNull: FileBounds = FileBounds(0, 0, hasValues = false)
+  def allNull(rows: Long = -1): FileBounds = FileBounds(0, 0, hasValues = false, rows)
 }

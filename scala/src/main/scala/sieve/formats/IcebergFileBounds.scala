@@ -57,7 +57,7 @@ object IcebergFileBounds {
       case _ =>
         // no bounds: all NULL when every value counted is, else unknown (the file is read)
         (stat(stats.values), stat(stats.nulls)) match {
-          case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(FileBounds.AllNull)
+          case (Some(values), Some(nulls)) if values.longValue == nulls.longValue => Some(FileBounds.allNull())
           case _ => None
         }
     }

@@ -158,46 +158,58 @@ object KeyScanPushdown {
     val pushed = predicates(math.min(limits.maxRanges, TableStatsFileIndex.MaxRanges))
     if (pushed.isEmpty) return (plan, Pushed(Nil, None))
     val counts = new KeyPrunedFileIndex.Counts(publish)
-    // the log's file statistics are read by a Spark job (once per table version): it pays only where the scan reads
-    // more than a stage's start, weighed as the wait for keys is (TPC-DS q1 at sf1: store_returns' 3.4 MB in 2
-    // files, none skipped; a listing of the log for the keys took ~0.3 s of a 0.9 s query)
-    val reads = PrunedScanBytes.readShare(scan, PrunedScanBytes.relationBytes(scan.relation))
-    val jobBytes = BigDecimal(SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf)) *
-      SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
-    if (keys != EmptyKeySet && BigDecimal(reads) < jobBytes) {
-      counts.pruningDeclined = s"the scan reads $reads bytes, less than reading the Delta log's file statistics " +
-        s"(a Spark job) costs (stageStartBytes x waitWeight, $jobBytes)"
-      counts.report()
-      return (plan, Pushed(Nil, Some(counts)))
+    val bounds = deltaBounds(scan, column, conf) match {
+      case scala.util.Left(why) if keys != EmptyKeySet =>
+        counts.pruningDeclined = why
+        counts.report()
+        return (plan, Pushed(Nil, Some(counts)))
+      case other => other.toOption
     }
     // (the file bounds are those of an integral or date column: another's keep every file)
     val ranges = Some(keys).filter(_ => KeyPrunedFileIndex.supports(column.dataType)).flatMap(_.ranges(FileBounds.Ranges))
       .getOrElse(KeyRanges(Array((Long.MinValue, Long.MaxValue))))
     val group = TableStatsFileIndex.Group(column.name, ranges, pushed, n => predicates(math.min(limits.maxRanges, n)),
       counts)
-    val relation = scan.relation
-    val table = relation.location match {
-      case other: TableStatsFileIndex => other.delegate
-      case table => table
-    }
-    // the log's bounds of every file of the snapshot (read once per version) hold a key: nothing to skip, no
-    // key range pushed into the reader either (its checks would cost each file their time: TPC-DS q7 at sf1)
-    DeltaFileBounds.of(table, Seq(column.name), conf.resolver).toOption.map(_(column.name)) match {
-      case Some(bounds) if bounds.nonEmpty && bounds.values.forall(_.mayHold(ranges)) =>
-        counts.pruningDeclined = s"the Delta log's statistics put a key in each of the ${bounds.size} files they bound"
+    // the log's bounds of every file of the snapshot hold a key: nothing to skip, no key range pushed into the
+    // reader either (its checks would cost each file their time: TPC-DS q7 at sf1)
+    bounds.flatten match {
+      case Some(byPath) if byPath.nonEmpty && byPath.values.forall(_.mayHold(ranges)) =>
+        counts.pruningDeclined = s"the Delta log's statistics put a key in each of the ${byPath.size} files they bound"
         counts.report()
         return (plan, Pushed(Nil, Some(counts)))
       case _ =>
     }
+    val relation = scan.relation
     val index = relation.location match {
       case other: TableStatsFileIndex => other.and(group) // a filter pushed already: listed together
-      case _ => new TableStatsFileIndex(table, Seq(group), "the Delta log")
+      case table => new TableStatsFileIndex(table, Seq(group), "the Delta log")
     }
     (plan.transformUp {
       case s: FileSourceScanExec if s eq scan => SharedScanMetrics(scan, scan.copy(
         relation = withoutDictionaryFilter(relation.copy(location = index)(relation.sparkSession), pushed),
         dataFilters = scan.dataFilters ++ pushed))
     }, Pushed(pushed, Some(counts)))
+  }
+
+  /** The Delta log's bounds of `column` for each file of the snapshot `scan` reads (None: they cannot be read,
+   * and the log is listed for the keys instead); Left, why none are read: the scan reads less than the job that
+   * reads them costs (once per table version), weighed as the wait for keys is (TPC-DS q1 at sf1: store_returns'
+   * 3.4 MB in 2 files, none skipped; a listing of the log for the keys took ~0.3 s of a 0.9 s query). */
+  private def deltaBounds(scan: FileSourceScanExec, column: Attribute, conf: SQLConf)
+      : Either[String, Option[Map[String, FileBounds]]] = {
+    val reads = PrunedScanBytes.readShare(scan, PrunedScanBytes.relationBytes(scan.relation))
+    val jobBytes = BigDecimal(SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf)) *
+      SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
+    if (BigDecimal(reads) < jobBytes) scala.util.Left(s"the scan reads $reads bytes, less than reading the Delta log's file " +
+      s"statistics (a Spark job) costs (stageStartBytes x waitWeight, $jobBytes)")
+    else if (!KeyPrunedFileIndex.supports(column.dataType)) scala.util.Right(None)
+    else {
+      val table = scan.relation.location match {
+        case derived: TableStatsFileIndex => derived.delegate
+        case table => table
+      }
+      scala.util.Right(DeltaFileBounds.of(table, Seq(column.name), conf.resolver).toOption.map(_(column.name)))
+    }
   }
 
   /** Whether `scan` reads a Delta table: its file index Delta's, or one a filter pushed into it derived. */
@@ -303,7 +315,17 @@ object KeyScanPushdown {
    * read once: the footer pruning that follows reuses them) — over more than `maxFiles` files, a sample's
    * ([[KeyPrunedFileIndex.footerSample]]) — or None when the footers do not give them. */
   def rowGroups(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf): Option[Seq[KeyPrunedFileIndex.RowGroup]] =
-    rowGroupsByFile(plan, key, maxFiles, conf).map(_.values.flatten.toSeq)
+    scanBelow(plan, key).filter(isDelta) match {
+      case Some(scan) => deltaRowGroups(scan, scan.output.find(_.exprId == key.exprId).get, conf)
+      case None => rowGroupsByFile(plan, key, maxFiles, conf).map(_.values.flatten.toSeq)
+    }
+
+  /** A Delta scan's files as row groups, one a file, from its log's bounds and record counts (of every file of
+   * the snapshot: [[scanRows]] counts them whole), where the log gives them for every file. */
+  private def deltaRowGroups(scan: FileSourceScanExec, column: Attribute, conf: SQLConf)
+      : Option[Seq[KeyPrunedFileIndex.RowGroup]] =
+    deltaBounds(scan, column, conf).toOption.flatten.filter(b => b.nonEmpty && b.values.forall(_.rows >= 0))
+      .map(_.values.map(b => KeyPrunedFileIndex.RowGroup(b.lower, b.upper, b.hasValues, b.rows)).toSeq)
 
   /** [[rowGroups]] of each file, by its path (each file's in its footer's order). */
   def rowGroupsByFile(plan: SparkPlan, key: Attribute, maxFiles: Long, conf: SQLConf)
@@ -325,6 +347,8 @@ object KeyScanPushdown {
    * the listing is longer than `maxFiles`) scaled by the listing's bytes over those of the files read. */
   def scanRows(plan: SparkPlan, groups: Seq[KeyPrunedFileIndex.RowGroup], maxFiles: Long): Option[Long] =
     scanBelow(plan).map { scan =>
+      // (a Delta scan's groups are every file of its snapshot: [[deltaRowGroups]])
+      if (isDelta(scan)) return Some(groups.map(_.rows).sum)
       val files = listed(scan)
       val read = KeyPrunedFileIndex.footerSample(files, maxFiles).map(_.getLen).sum
       val rows = groups.map(_.rows).sum

@@ -9,14 +9,14 @@ class DeltaFileBoundsSuite extends AnyFunSuite {
     DeltaFileBounds.bounds(Row("a.parquet", records, min, max, nulls), 2)
 
   test("integral and date bounds as longs (a date's in days)") {
-    assert(bounds(100L, 140L, 0L) === Some(FileBounds(100, 140, hasValues = true)))
-    assert(bounds(-5, 7, 0L) === Some(FileBounds(-5, 7, hasValues = true)))
+    assert(bounds(100L, 140L, 0L) === Some(FileBounds(100, 140, hasValues = true, rows = 10)))
+    assert(bounds(-5, 7, 0L) === Some(FileBounds(-5, 7, hasValues = true, rows = 10)))
     assert(bounds(java.sql.Date.valueOf("2000-01-02"), java.time.LocalDate.of(2000, 1, 31), 0L) ===
-      Some(FileBounds(10958, 10987, hasValues = true)))
+      Some(FileBounds(10958, 10987, hasValues = true, rows = 10)))
   }
 
   test("no bounds: all NULL holds no key, otherwise unknown (read); a decimal's are never taken as a key's") {
-    assert(bounds(null, null, 10L) === Some(FileBounds.AllNull))
+    assert(bounds(null, null, 10L) === Some(FileBounds.allNull(10)))
     assert(bounds(null, null, 3L).isEmpty)
     assert(bounds(null, null, null).isEmpty)
     assert(bounds(null, null, 10L, records = null).isEmpty)
