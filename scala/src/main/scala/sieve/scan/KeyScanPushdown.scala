@@ -143,9 +143,9 @@ object KeyScanPushdown {
     else relation.copy(options = relation.options + (ParquetInputFormat.DICTIONARY_FILTERING_ENABLED -> "false"))(
       relation.sparkSession)
 
-  /** `plan` with `keys` pushed into the data filters of `scan`, a Delta table's, as key ranges: the table skips
-   * the files whose log statistics hold no key as it lists them, before any is opened, and the reader the row
-   * groups. */
+  /** `plan` with `keys` pushed into the data filters of `scan`, a Delta table's, as key ranges: its listing drops
+   * the files whose bounds in the log hold no key ([[TableStatsFileIndex]]), before any is opened, and the reader
+   * the row groups; nothing where the bounds put a key in every file or the scan is too small to pay for them. */
   private def tablePruning(plan: SparkPlan, scan: FileSourceScanExec, column: Attribute, keys: KeySet,
       limits: Limits, conf: SQLConf, publish: KeyPrunedFileIndex.Counts => Unit): (SparkPlan, Pushed) = {
     // a few key ranges, no IN-list: Delta tests each pushed predicate against the log's min / max per file (and
