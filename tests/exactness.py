@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from forced import FORCED
 from plans import declined_joins, dynamic_filters, joins
 from vanilla_session import settings_on
 
@@ -26,10 +27,9 @@ STRATEGIES = {"broadcast": {"spark.sql.autoBroadcastJoinThreshold": "10485760"},
 COMBOS = [(join, strategy, aqe) for join in ("inner", "semi", "outer", "preserved")
           for strategy in STRATEGIES for aqe in ("true", "false")]
 
-# every filter the preconditions allow on these small tables: each row tested, no wait weighed, a creation side
-# of any size
-SIEVE_SETTINGS = {"spark.sieve.dynamicFilter.sameStageRowTest": "true", "spark.sieve.dynamicFilter.waitWeight": "0",
-                  "spark.sieve.dynamicFilter.minSizeRatio": "1"}
+# every filter the preconditions allow on these small tables (tests/forced.py): each row tested, keys pushed into
+# every scan that takes them
+SIEVE_SETTINGS = dict(FORCED)
 
 FACT_AGG = "count(*) AS n, count(f.v) AS nv, sum(f.v) AS sv, sum(hash(f.k, f.v)) AS h"
 JOINS = {

@@ -1,17 +1,15 @@
-"""The settings that force dynamic filters onto every join the rule allows, on the tests' tiny tables:
-one home for the modules whose answers check every filter (TPC-DS, TPC-H, Spark's SQL golden files).
+"""The setting that places dynamic filters on every join the rule allows, on the tests' tiny tables: one home
+for the modules whose answers check every filter (TPC-DS, TPC-H, Spark's SQL golden files).
 
-- ``waitWeight=0``: the wait for a filter's keys never declines it. On these tiny tables a scan reads less than
-  a stage's start (``stageStartBytes``); without it few queries would get a filter and "sieve equals vanilla"
-  would say little about them.
-- ``sameStageRowTest=true``: every row tested, also below broadcast joins that probe it in its stage (by
-  default such a filter is only pushed into the scan, and not placed at all where the scan's footers show
-  its key spread over every row group, as in most small files): the answers then check every key set's test.
+``spark.sieve.testing.placeEveryFilter`` (internal, as dev/spark-suites runs Spark's own suites): every benefit
+check and threshold off — on these tables a scan reads less than a stage's start, and without it few queries would
+get a filter, so "sieve equals vanilla" would say little about them — keys pushed into every scan that takes them,
+every row tested (also below broadcast joins that probe it in its stage), no task passing its rows through, and the
+movable predicates of bulk filters and subquery filters moved. The preconditions that keep answers stay on.
 """
 
 FORCED = {
-    "spark.sieve.dynamicFilter.waitWeight": "0",
-    "spark.sieve.dynamicFilter.sameStageRowTest": "true",
+    "spark.sieve.testing.placeEveryFilter": "true",
 }
 
 

@@ -20,8 +20,8 @@ but vanilla against spark-sieve, statement by statement:
   UDFs: they are listed as not runnable, never run.
 - **Running** (``run_files``): one SparkContext per process (local[2], 4 shuffle partitions), the same
   Spark settings in both runs; the sieve run loads the extension through ``spark_sieve.configure`` (with
-  ``dynamicFilter.waitWeight=0``, ``minSizeRatio=1`` and ``sameStageRowTest=true``, which force
-  dynamic filters onto every join the rule allows), the vanilla run is plain Spark: no jar, no extension. Each file gets a fresh
+  ``spark.sieve.testing.placeEveryFilter``, tests/forced.py: a dynamic filter on every join the rule allows,
+  every movable predicate moved), the vanilla run is plain Spark: no jar, no extension. Each file gets a fresh
   ``spark.newSession()`` (as SQLQueryTestSuite does: temp views, temp functions, variables, current
   database and every SQL config start over), the catalog objects it created are dropped and the cache
   cleared afterwards. A temp view whose plan reads no file (VALUES, range, ...) is written to Parquet
@@ -257,7 +257,7 @@ def session_conf(sieve, workdir):
         "spark.sql.datetime.java8API.enabled": "true",
         "spark.sql.codegen.fallback": "false",       # generated code that does not compile fails
         "spark.sql.warehouse.dir": str(Path(workdir) / "warehouse"),
-        **({"spark.sieve.enabled": "true", "spark.sieve.dynamicFilter.minSizeRatio": "1", **FORCED} if sieve else {}),
+        **({"spark.sieve.enabled": "true", **FORCED} if sieve else {}),
     }
 
 

@@ -194,3 +194,17 @@ def test_a_scan_waits_for_its_keys_no_longer_than_its_filter_saves(spark, vanill
         assert dynamic_filters(df) and "30000 in, 300 out" in sieve.explain(df, print_it=False)
     finally:
         spark.conf.set("spark.sieve.dynamicFilter.waitWeight", "0")
+
+
+def test_the_testing_switch_places_a_filter_every_benefit_check_declines(spark, vanilla, tables):
+    """spark.sieve.testing.placeEveryFilter (internal: Spark's own suites and the answer tests run with it): a join
+    whose creation side is the whole dimension, unfiltered, gets no filter by default and one with the switch, with
+    the same rows as vanilla either way."""
+    query = "SELECT d.cat, count(*) AS n, sum(f.v) AS v FROM fact f JOIN dim d ON f.k = d.k GROUP BY d.cat"
+    smj = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1"}
+    _, expected = run(vanilla, query, **smj)
+    df, rows = run(spark, query, **smj)
+    assert not dynamic_filters(df) and declined_joins(df), sieve.explain(df, print_it=False)
+    forced, forced_rows = run(spark, query, **smj, **{"spark.sieve.testing.placeEveryFilter": "true"})
+    assert dynamic_filters(forced), sieve.explain(forced, print_it=False)
+    assert Counter(map(tuple, rows)) == Counter(map(tuple, expected)) == Counter(map(tuple, forced_rows))

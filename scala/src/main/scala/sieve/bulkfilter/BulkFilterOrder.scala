@@ -13,6 +13,7 @@ object BulkFilterOrder {
 
   def model(bf: BulkFilter, conf: SQLConf): CostModel =
     if (!reorderEnabled(conf)) WrittenOrder
+    else if (SieveConf.placeEveryFilter(conf)) new HashOrder(i => bf.labels(i).hashCode)
     else SieveConf.BULK_FILTER_COST_MODEL.get(conf) match {
       case "stats" => new StatsCostModel(bf.estimates)
       case _ => SeedCostModel

@@ -37,6 +37,7 @@ object ReorderSubqueryPredicates extends Rule[LogicalPlan] {
   private def reorder(tree: FilterTree[Expression], input: LogicalPlan): FilterTree[Expression] = {
     val leaves = tree.leaves.toIndexedSeq
     val model = SieveConf.SUBQUERY_ORDER_COST_MODEL.get(conf) match {
+      case _ if SieveConf.placeEveryFilter(conf) => new HashOrder(i => leaves(i).canonicalized.hashCode)
       case "stats" if leaves.count(SubqueryExpression.hasSubquery) > 1 =>
         new StatsCostModel(SubqueryLeafStatistics.estimate(leaves, input,
           SieveConf.BULK_FILTER_SAMPLE_ROWS.get(conf).toInt))

@@ -13,7 +13,8 @@ import sieve.errors.SieveConfigException
 /**
  * One `spark.sieve.*` setting: key, type, default and doc, declared once in [[SieveConf]].
  * Values are read from the session's SQLConf on every use, so `spark.conf.set` takes effect on the
- * next query; a value that does not parse is an error naming the key, never a silent default.
+ * next query; a value that does not parse is an error naming the key, never a silent default. An `internal`
+ * one (for tests and benches) works the same but is not listed by `SET -v` nor in the README's table.
  */
 final case class ConfigEntry[T](
     key: String,
@@ -21,7 +22,8 @@ final case class ConfigEntry[T](
     doc: String,
     typeName: String,
     parse: String => Either[String, T],
-    show: T => String = (v: T) => v.toString) {
+    show: T => String = (v: T) => v.toString,
+    internal: Boolean = false) {
 
   def get(conf: SQLConf): T = Option(conf.getConfString(key, null)) match {
     case None => default
@@ -29,6 +31,9 @@ final case class ConfigEntry[T](
   }
 
   def defaultString: String = show(default)
+
+  /** This setting kept out of `SET -v`'s list and the README's table (Spark's `.internal()`). */
+  def asInternal: ConfigEntry[T] = copy(internal = true)
 }
 
 object ConfigEntry {

@@ -24,12 +24,12 @@ object SieveConf {
       "key column's distinct count (Catalyst statistics, else a sample of the input, one small job), AND by " +
       "c/(1-s), OR by c/s; the default (bench/bulk_filter: faster than seed on its small trees, either way on " +
       "the nested ones). seed: " +
-      "the seed's fixed costs (leaf 0.1, AND = product, OR = 10 x sum), no sample.")
+      "the seed's fixed costs (leaf 0.1, AND = product, OR = 10 x sum), no sample.").asInternal
 
   val BULK_FILTER_SAMPLE_ROWS: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.bulkFilter.sampleRows", default = 10000L,
     "Rows of the input the stats cost model samples (one small job per bulk filter) to estimate " +
-      "key columns' distinct counts when Catalyst has no column statistics.", min = 1L)
+      "key columns' distinct counts when Catalyst has no column statistics.", min = 1L).asInternal
 
   val BULK_FILTER_BROADCAST_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.bulkFilter.broadcastBytes", default = 256L << 20,
@@ -47,7 +47,7 @@ object SieveConf {
     "Each task re-orders the AND/OR levels of a bulk filter tested against value sets as it measures them " +
       "(AND by cost / (1 - pass rate), OR by cost / pass rate, measured on 512 rows in 65,536), starting from the cost " +
       "model's order; generated code follows the current order. Off by default: bench/bulk_filter measures it " +
-      "no faster than the cost model's fixed order yet. When false the order stays the cost model's.")
+      "no faster than the cost model's fixed order yet. When false the order stays the cost model's.").asInternal
 
   val SUBQUERY_ORDER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.subqueryOrder.enabled", default = true,
@@ -59,7 +59,7 @@ object SieveConf {
     "spark.sieve.subqueryOrder.costModel", default = "seed", Seq("seed", "stats"),
     "The cost model that orders ordinary IN / EXISTS filters (as spark.sieve.bulkFilter.costModel). seed by " +
       "default: stats samples the filter's input (a small job) for every such query, which no bench here has " +
-      "yet shown pays for ordinary SQL.")
+      "yet shown pays for ordinary SQL.").asInternal
 
   val DYNAMIC_FILTER_ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.enabled", default = true,
@@ -70,7 +70,7 @@ object SieveConf {
     "spark.sieve.dynamicFilter.minApplicationBytes", default = 0L,
     "A floor users may set: no join side reading fewer bytes (after column pruning, in the row groups its own " +
       "filters keep; once dynamic partition pruning has run, of the files it keeps) is filtered. 0 by default: " +
-      "whether a filter pays is decided from the scan's bytes against the wait for its keys (stageStartBytes).")
+      "whether a filter pays is decided from the scan's bytes against the wait for its keys (stageStartBytes).").asInternal
 
   val DYNAMIC_FILTER_STAGE_START_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.stageStartBytes", default = 8L << 20,
@@ -81,7 +81,7 @@ object SieveConf {
       "them where each row it drops would also go into a shuffle, against nothing when the scan's stage waits " +
       "for the creation side anyway (a broadcast join probing its rows there) or that side has run (an AQE " +
       "stage), else the reading its scans leave idle plus this. At run time, with the keys known, a " +
-      "filter expected to keep more than maxPassRatio of the rows is dropped.")
+      "filter expected to keep more than maxPassRatio of the rows is dropped.").asInternal
 
   val DYNAMIC_FILTER_WAIT_WEIGHT: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.waitWeight", default = 1.0,
@@ -89,7 +89,7 @@ object SieveConf {
       "scan's pruning where it needs a job (a Delta log's file statistics, once per table version: stageStartBytes) " +
       "against the scan's bytes: above 1, " +
       "fewer filters make a scan wait; 0, the wait never declines one (a filter wherever the other checks allow).",
-    min = 0.0, max = 1e6)
+    min = 0.0, max = 1e6).asInternal
 
   val DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.idleCoreSecondBytes", default = 4L << 20,
@@ -100,7 +100,7 @@ object SieveConf {
       "and the scan starts. On TPC-H sf1 here the filters that paid waited up to an idle core-second for each " +
       "4-8 MB they save (a core reads 50-60 MB of Parquet a second: what a dropped row saves above the scan, its " +
       "shuffle, sort and join, is counted low). Higher, waits end sooner; 1 B, a scan waits as long as its " +
-      "creation side takes.", min = 1L)
+      "creation side takes.", min = 1L).asInternal
 
   val DYNAMIC_FILTER_THROUGH_PRESERVED_SIDE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.throughPreservedSide", default = true,
@@ -108,7 +108,7 @@ object SieveConf {
       "JOIN returns, then joined to a date dimension) filter that side's scan too: a preserved row's output " +
       "rows all carry its key, so only rows the join above drops are dropped (Spark's runtime bloom filter " +
       "goes there as well; TPC-DS q80 at sf10: 6x faster). Never a full outer join's side, and an outer " +
-      "join's own keys never filter its preserved side. false: keys stop at an outer join's preserved side.")
+      "join's own keys never filter its preserved side. false: keys stop at an outer join's preserved side.").asInternal
 
   val DYNAMIC_FILTER_BEFORE_SHUFFLE: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.beforeShuffle", default = true,
@@ -119,7 +119,7 @@ object SieveConf {
       "scan has a filter of its own (it decides how many rows reach the shuffle). Rows that reach a shuffle through " +
       "broadcast joins count so for each row those joins are expected to make of them, once their build sides have " +
       "run (their rows and keys against the scan's footers): TPC-DS q95 at sf1, web_sales joined to itself by " +
-      "broadcast. false: not counted.")
+      "broadcast. false: not counted.").asInternal
 
   val DYNAMIC_FILTER_KEYS_FROM_BROADCAST_BELOW: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.keysFromBroadcastBelow", default = true,
@@ -127,21 +127,21 @@ object SieveConf {
       "pay), its application side may still be filtered by the keys of a broadcast hash join below the " +
       "creation side's shuffle on the same key: every creation-side key is one of that broadcast's, so they " +
       "drop only rows the join drops, and they are known as soon as the broadcast is built (TPC-DS q75: " +
-      "item's books filter catalog_returns, store_returns and web_returns before their shuffles).")
+      "item's books filter catalog_returns, store_returns and web_returns before their shuffles).").asInternal
 
   val DYNAMIC_FILTER_MIN_SIZE_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.minSizeRatio", default = 10.0,
     "When the creation side has no filter of its own, a dynamic filter is still inserted if the " +
       "application side is estimated at least this many times larger, unless the creation side is a whole " +
       "Parquet table whose footers say its keys would keep more than maxPassRatio of the scan's rows.",
-    min = 1.0, max = 1e12)
+    min = 1.0, max = 1e12).asInternal
 
   val DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.awaitPartitionPruning", default = true,
     "Under AQE, whether a partitioned scan that Spark's dynamic partition pruning prunes, and whose stage " +
       "would start before the broadcast DPP reads its keys from is built, waits for that broadcast so that " +
       "its dynamic filters are decided on the partitions DPP keeps. Off: such a scan gets no dynamic filter " +
-      "(its stage starts as in plain Spark), and spark_sieve.explain says so.")
+      "(its stage starts as in plain Spark), and spark_sieve.explain says so.").asInternal
 
   val DYNAMIC_FILTER_SAME_STAGE_ROW_TEST: ConfigEntry[Boolean] = ConfigEntry.boolean(
     "spark.sieve.dynamicFilter.sameStageRowTest", default = false,
@@ -152,14 +152,14 @@ object SieveConf {
       "is tested, since those joins drop the same rows in the same loop and a test per row only adds to " +
       "their probes (spark_sieve.explain says so); and where a sample of the scan's Parquet footers shows the " +
       "key's values spread over every row group, or the scan is one row group and its footers do not give " +
-      "the key's statistics (a string), no filter is placed (its keys would skip nothing, or not foreseeably).")
+      "the key's statistics (a string), no filter is placed (its keys would skip nothing, or not foreseeably).").asInternal
 
   val DYNAMIC_FILTER_MAX_IN_SET_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxInSetSize", default = 65536L,
     "Most distinct keys kept as an exact IN-set; with more, an integral key dense in its range (at " +
       "most 32 values of the range per key) gets an exact bitmap over that range, any other key a " +
       "bloom filter plus the keys' min/max range (it lets a few percent of non-matching rows through).",
-    min = 1L)
+    min = 1L).asInternal
 
   val DYNAMIC_FILTER_MAX_KEY_BYTES: ConfigEntry[Long] = ConfigEntry.bytes(
     "spark.sieve.dynamicFilter.maxKeyBytes", default = 64L << 20,
@@ -174,32 +174,48 @@ object SieveConf {
 
   val DYNAMIC_FILTER_BLOOM_FPP: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.bloomFpp", default = 0.03,
-    "Target false-positive rate of bloom filters.", min = 1e-6, max = 0.5)
+    "Target false-positive rate of bloom filters.", min = 1e-6, max = 0.5).asInternal
 
   val DYNAMIC_FILTER_MAX_PASS_RATIO: ConfigEntry[Double] = ConfigEntry.double(
     "spark.sieve.dynamicFilter.maxPassRatio", default = 0.9,
     "A filter expected to keep more than this fraction of a Parquet scan's rows (its keys against the " +
       "key column's values in the scan's footers) is dropped before the scan starts, and a task that sees " +
       "its filter keep more than this fraction of its first rows stops filtering (pass-through): the join " +
-      "drops the same rows anyway.", min = 0.0, max = 1.0)
+      "drops the same rows anyway.", min = 0.0, max = 1.0).asInternal
 
   val DYNAMIC_FILTER_PUSHDOWN_IN_SIZE: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.pushdownInSetSize", default = 1000L,
     "IN-sets up to this many keys are pushed into Parquet/ORC scans (and handed to a data source V2 scan's own " +
-      "runtime filtering) as IN; larger ones push only their min/max range.", min = 0L)
+      "runtime filtering) as IN; larger ones push only their min/max range.", min = 0L).asInternal
 
   val DYNAMIC_FILTER_PUSHDOWN_RANGES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.pushdownRanges", default = 32L,
     "An IN-set is also pushed into the scan as at most this many key ranges (cut at the widest gaps " +
       "between its sorted keys), so row groups between clusters of keys are skipped; 1 = min/max only.",
-    min = 1L)
+    min = 1L).asInternal
 
   val DYNAMIC_FILTER_MAX_FOOTER_FILES: ConfigEntry[Long] = ConfigEntry.long(
     "spark.sieve.dynamicFilter.maxFooterFiles", default = 1000L,
     "A Parquet scan listing at most this many files has their footers read on the driver (in parallel, " +
       "cached) once the keys are known, and skips the files whose row groups cannot hold a key; a scan of " +
       "more files reads 32 footers spread over its listing, which say whether key ranges pushed into its " +
-      "readers would skip row groups and estimate what a filter keeps; 0 = never.")
+      "readers would skip row groups and estimate what a filter keeps; 0 = never.").asInternal
+
+  val TESTING_PLACE_EVERY_FILTER: ConfigEntry[Boolean] = ConfigEntry.boolean(
+    "spark.sieve.testing.placeEveryFilter", default = false,
+    "Testing only: a dynamic filter on every join its preconditions allow (every benefit check and threshold " +
+      "off, keys pushed into every scan that takes them, each row tested, no pass-through), and every movable " +
+      "bulk-filter or subquery predicate free to move ordered by a hash of its content, not by cost. What keeps " +
+      "answers stays on: " +
+      "deterministic keys, no predicate moved past one that can raise an error, byte-equal keys, creation " +
+      "sides shared for certain. Spark's own suites and spark-sieve's answer tests run with it.").asInternal
+
+  /** Whether every filter the preconditions allow is placed and every movable predicate moved (tests). */
+  def placeEveryFilter(conf: SQLConf): Boolean = TESTING_PLACE_EVERY_FILTER.get(conf)
+
+  /** Whether a filter whose broadcast joins probe the scan's rows in its stage also tests each row. */
+  def sameStageRowTest(conf: SQLConf): Boolean =
+    DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf) || placeEveryFilter(conf)
 
   val all: Seq[ConfigEntry[_]] = Seq(ENABLED, BULK_FILTER_ENABLED, BULK_FILTER_COST_MODEL,
     BULK_FILTER_SAMPLE_ROWS, BULK_FILTER_BROADCAST_BYTES, BULK_FILTER_MAX_SET_BYTES, BULK_FILTER_ADAPTIVE_ORDER,
@@ -212,7 +228,7 @@ object SieveConf {
     DYNAMIC_FILTER_SAME_STAGE_ROW_TEST, DYNAMIC_FILTER_MAX_IN_SET_SIZE,
     DYNAMIC_FILTER_MAX_KEY_BYTES, DYNAMIC_FILTER_MAX_BLOOM_BYTES, DYNAMIC_FILTER_BLOOM_FPP,
     DYNAMIC_FILTER_MAX_PASS_RATIO, DYNAMIC_FILTER_PUSHDOWN_IN_SIZE, DYNAMIC_FILTER_PUSHDOWN_RANGES,
-    DYNAMIC_FILTER_MAX_FOOTER_FILES)
+    DYNAMIC_FILTER_MAX_FOOTER_FILES, TESTING_PLACE_EVERY_FILTER)
 
   private val byKey: Map[String, ConfigEntry[_]] = all.map(e => e.key -> e).toMap
 
@@ -222,7 +238,7 @@ object SieveConf {
   def registerWithSpark(): Unit = registered
 
   private lazy val registered: Unit =
-    all.foreach(e => SieveSqlConf.register(e.key, s"${e.doc} (${e.typeName})", e.defaultString))
+    all.foreach(e => SieveSqlConf.register(e.key, s"${e.doc} (${e.typeName})", e.defaultString, e.internal))
 
   /**
    * Checks every `spark.sieve.*` key the session holds: an unknown key (a typo such as

@@ -41,7 +41,8 @@ sealed trait Decision {
  *  6. not a whole table whose keys would keep more than `maxPassRatio` of the scan's rows (footers);
  *  7. at run time: not a shuffle stage holding more key rows than are expected to reach the filter, and
  *     not keys expected to keep more than `maxPassRatio` of the scan's rows once counted.
- * The TPC-DS queries that taught each check are in bench/RESULTS.md.
+ * The TPC-DS queries that taught each check are in bench/RESULTS.md. Under `spark.sieve.testing.placeEveryFilter`
+ * every check places the filter ([[placeAll]]): what keeps answers is decided elsewhere ([[PlaceDynamicFilters]]).
  */
 object DynamicFilterBenefit {
   case object Place extends Decision
@@ -52,6 +53,10 @@ object DynamicFilterBenefit {
   private def conf: SQLConf = SQLConf.get
 
   private def maxPassRatio: Double = SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.get(conf)
+
+  /** `decision`, or Place when every filter the preconditions allow is placed (the testing switch). */
+  private def placeAll(decision: => Decision): Decision =
+    if (SieveConf.placeEveryFilter(conf)) Place else decision
 
   /** What a scan row that reaches a shuffle as it is costs, in units of its scan: read, then written,
    * read back and sorted. */
@@ -74,13 +79,14 @@ object DynamicFilterBenefit {
    * nothing ([[skipsNothing]]), last whether it waits for DPP's keys ([[beforeDpp]]: only of a filter every
    * other check lets through, as it may make the scan's stage wait). */
   def atPlacement(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
-      facts: PlanFacts, probedInStage: Boolean): Decision =
+      facts: PlanFacts, probedInStage: Boolean): Decision = placeAll {
     pays(target, keys, source, route, facts, probedInStage).orElse(skipsNothing(target, keys, probedInStage))
       .orElse(beforeDpp(target, keys, source, route, facts, probedInStage))
+  }
 
   /** Checks 2, 1 and 3 (and 1 again once DPP has run: [[smallAfterDpp]]). */
   def pays(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
-      facts: PlanFacts, probedInStage: Boolean): Decision = {
+      facts: PlanFacts, probedInStage: Boolean): Decision = placeAll {
     val creation = source.creation
     val scan = scanOf(target)
     val name = nameOf(scan)
@@ -160,7 +166,8 @@ object DynamicFilterBenefit {
       probedInStage: Boolean): Option[BigInt] = {
     val weight = SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
     lazy val wait = waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
-    if (route.feeding || source.awaited || weight <= 0 || wait.read + wait.start <= 0) None
+    if (route.feeding || source.awaited || weight <= 0 || wait.read + wait.start <= 0 ||
+        SieveConf.placeEveryFilter(conf)) None
     else {
       val saves = BigDecimal(scanBytes(scanOf(target))) * Saving(target, keys, source, route, collectOnly = false).perByte
       Some((saves / weight - BigDecimal(wait.start)).max(0).toBigInt)
@@ -169,7 +176,8 @@ object DynamicFilterBenefit {
 
   /** The floor a scan must read at run time (the wait for its keys over): `minApplicationBytes`. */
   def runTimeLeast(route: KeyLineage.Route): Least =
-    floor(if (route.feeding) 0L else SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf))
+    floor(if (route.feeding || SieveConf.placeEveryFilter(conf)) 0L
+      else SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf))
 
   /** The floor `bytes` (`minApplicationBytes`, or 0 where the scan's size does not decide). */
   def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)")
@@ -363,9 +371,10 @@ object DynamicFilterBenefit {
   /** Check 1 once DPP has run: the scan reads at least `least` bytes of the files DPP keeps (`name`: the
    * scan, as the reason names it; `how`: where DPP's keys came from) — asked at placement once AQE has
    * computed DPP's broadcast, and by [[DynamicFilterExec]] as its scan starts. */
-  def afterDpp(kept: PrunedScanBytes.Kept, least: Least, name: String, how: String = ""): Decision =
+  def afterDpp(kept: PrunedScanBytes.Kept, least: Least, name: String, how: String = ""): Decision = placeAll {
     least.declines(name, kept.bytes, s" once dynamic partition pruning has run (${kept.files} of ${kept.ofFiles} files$how)")
       .getOrElse(Place)
+  }
 
   /** Check 1 at placement, on a scan DPP prunes once DPP's keys are known (AQE has computed the broadcast it
    * reads them from) — asked before the filter makes the scan's stage wait for its creation side — and
@@ -410,7 +419,7 @@ object DynamicFilterBenefit {
    * its keys would skip nothing, or not foreseeably. */
   private def skipsNothing(target: SparkPlan, keys: Seq[Expression], probedInStage: Boolean): Decision = {
     val scan = scanOf(target)
-    val pushedOnly = probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
+    val pushedOnly = probedInStage && !SieveConf.sameStageRowTest(conf)
     keys match {
       case Seq(key: Attribute) if pushedOnly &&
           KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
@@ -428,8 +437,9 @@ object DynamicFilterBenefit {
   }
 
   /** Check 6, of a filter on `target` from an unfiltered `source` ([[wholeTableKeepsNearlyAll]]). */
-  def keepsNearlyAll(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source): Decision =
+  def keepsNearlyAll(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source): Decision = placeAll {
     if (hasSelectiveFilter(source.creation, target)) Place else wholeTableKeepsNearlyAll(scanOf(target), keys, source)
+  }
 
   /** Check 6: the creation side (unfiltered) is a whole table read as it is, and its footers say its keys
    * would keep more than `maxPassRatio` of the scan's rows: as many keys as it has rows, over its key column's
@@ -454,13 +464,14 @@ object DynamicFilterBenefit {
 
   /** Checks 6 and 7: keys expected to keep the share `keep` of the scan's rows pay only up to `maxPassRatio`
    * (`why`: the reason, given the share). */
-  def keeps(keep: Double, why: Double => String): Decision = if (keep > maxPassRatio) Decline(why(keep)) else Place
+  def keeps(keep: Double, why: Double => String): Decision =
+    placeAll(if (keep > maxPassRatio) Decline(why(keep)) else Place)
 
   /** Check 7, at run time before a filter's keys are collected: its creation sides are shuffle stages holding
    * `creationRows` (AQE's count), more than are expected to reach it — the scan's `scanRows` (its footers)
    * times the shares `keptBefore` the filters built before it are expected to keep. A key row costs its
    * collection about what a row the filter could drop costs the stages above (a shuffle's, a join's). */
-  def outnumbered(creationRows: Long, scanRows: Long, keptBefore: Seq[Double]): Decision = {
+  def outnumbered(creationRows: Long, scanRows: Long, keptBefore: Seq[Double]): Decision = placeAll {
     val reach = keptBefore.foldLeft(scanRows.toDouble)(_ * _)
     if (creationRows <= reach) Place
     else {

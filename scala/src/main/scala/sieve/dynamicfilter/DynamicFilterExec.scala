@@ -108,7 +108,8 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   /** Filled on the driver when this operator executes; referenced by the generated code. */
   @transient private lazy val tests = (0 until filterCount).map { i =>
-    new RowKeyTest(maxPassRatio, m("passThroughTasks", i),
+    // (every row tested under the testing switch: no task passes its rows through)
+    new RowKeyTest(if (SieveConf.placeEveryFilter(conf)) 1.0 else maxPassRatio, m("passThroughTasks", i),
       m("rowsTested", i), m("rowsKept", i))
   }
 
@@ -260,7 +261,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
    * in-set or a bloom filter) costs more than a broadcast join's probe of a dense long array, and it adds,
    * not replaces (bench/RESULTS.md: TPC-DS q3 / q42 / q52 / q55). */
   private def repeatsJoins(i: Int): Boolean =
-    filters(i).probedInStage && !SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.get(conf)
+    filters(i).probedInStage && !SieveConf.sameStageRowTest(conf)
 
   // the key column's row groups in the scan's footers, listed and sampled once per column: a filter asks
   // before its keys are collected and again after

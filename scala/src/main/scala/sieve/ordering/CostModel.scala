@@ -33,3 +33,13 @@ object WrittenOrder extends CostModel {
   def orderLevel(node: Node[Int], children: Seq[FilterTree[Int]]): Seq[FilterTree[Int]] = children
   def render(tree: FilterTree[Int], labels: Seq[String]): String = SeedCostModel.render(tree, labels)
 }
+
+/** Testing only (`spark.sieve.testing.placeEveryFilter`): each level ordered by a hash of its children's content,
+ * `hashOf` a leaf's, an order no cost model would choose, so that predicates move wherever they may, and one
+ * that a second application keeps (an optimizer batch reaches its fixed point). */
+final class HashOrder(hashOf: Int => Int) extends CostModel {
+  def name: String = "hash order (testing: spark.sieve.testing.placeEveryFilter)"
+  def orderLevel(node: Node[Int], children: Seq[FilterTree[Int]]): Seq[FilterTree[Int]] =
+    children.sortBy(_.leaves.map(hashOf).min)
+  def render(tree: FilterTree[Int], labels: Seq[String]): String = SeedCostModel.render(tree, labels)
+}

@@ -115,7 +115,7 @@ object KeyScanPushdown {
       case (EmptyKeySet, _) => Seq(Literal(false))
       case (_, Some((_, Some(skipsInsideFiles), _))) =>
         // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
-        if (skipsInsideFiles) ranges.map(rangePredicate(column, _)).toSeq else Nil
+        if (skipsInsideFiles || SieveConf.placeEveryFilter(conf)) ranges.map(rangePredicate(column, _)).toSeq else Nil
       case (k, Some((_, None, _))) =>
         // a footer without the key's statistics: the keys' one range only, a min/max check per row group;
         // an IN-list or many ranges cost every file's reader its dictionary and page-index checks (TPC-DS
@@ -173,7 +173,7 @@ object KeyScanPushdown {
     // the log's bounds of every file of the snapshot hold a key: nothing to skip, no key range pushed into the
     // reader either (its checks would cost each file their time: TPC-DS q7 at sf1)
     bounds.flatten match {
-      case Some(byPath) if byPath.nonEmpty && byPath.values.forall(_.mayHold(ranges)) =>
+      case Some(byPath) if byPath.nonEmpty && byPath.values.forall(_.mayHold(ranges)) && !SieveConf.placeEveryFilter(conf) =>
         counts.pruningDeclined = s"the Delta log's statistics put a key in each of the ${byPath.size} files they bound"
         counts.report()
         return (plan, Pushed(Nil, Some(counts)))
@@ -200,7 +200,7 @@ object KeyScanPushdown {
     val reads = PrunedScanBytes.readShare(scan, PrunedScanBytes.relationBytes(scan.relation))
     val jobBytes = BigDecimal(SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf)) *
       SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
-    if (BigDecimal(reads) < jobBytes) scala.util.Left(s"the scan reads $reads bytes, less than reading the Delta log's file " +
+    if (BigDecimal(reads) < jobBytes && !SieveConf.placeEveryFilter(conf)) scala.util.Left(s"the scan reads $reads bytes, less than reading the Delta log's file " +
       s"statistics (a Spark job) costs (stageStartBytes x waitWeight, $jobBytes)")
     else if (!KeyPrunedFileIndex.supports(column.dataType)) scala.util.Right(None)
     else {

@@ -8,10 +8,12 @@ object SieveSqlConf {
    * Registers `key` with Spark's SQL conf, so that `spark.conf.get` returns its default and `SET -v`
    * lists it with its doc. String-typed: spark-sieve parses its own values when it reads them, so a
    * bad value fails a query with spark-sieve's typed error and `SET` can always correct it. Once per JVM.
+   * An `internal` one is known to `spark.conf.get` but not listed by `SET -v`, as Spark's own internal ones.
    */
-  def register(key: String, doc: String, default: String): Unit = synchronized {
+  def register(key: String, doc: String, default: String, internal: Boolean): Unit = synchronized {
     if (!SQLConf.containsConfigKey(key)) {
-      SQLConf.buildConf(key).doc(doc).version("spark-sieve 0.1.0").stringConf.createWithDefault(default)
+      val builder = SQLConf.buildConf(key).doc(doc).version("spark-sieve 0.1.0")
+      (if (internal) builder.internal() else builder).stringConf.createWithDefault(default)
     }
   }
 }
