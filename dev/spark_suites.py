@@ -12,6 +12,7 @@ import collections
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -55,9 +56,8 @@ def short(suite):
 def run_suite(args, suite, mode):
     """Runs `suite` in `mode` ("vanilla" or "sieve"); its JUnit reports, log and placement lines under args.out."""
     base = os.path.join(args.out, mode, short(suite))
-    os.makedirs(base, exist_ok=True)
-    for f in glob.glob(os.path.join(base, "*")):
-        os.remove(f)
+    shutil.rmtree(base, ignore_errors=True)  # (a run's reports, log and scratch space start empty)
+    os.makedirs(base)
     classpath = [os.path.join(args.spark_jars, "*"), os.path.join(args.test_jars, "*")]
     props = {}
     if mode == "sieve":
@@ -66,7 +66,10 @@ def run_suite(args, suite, mode):
     runpath = " ".join(sorted(glob.glob(os.path.join(args.test_jars, "spark-sql_*-tests.jar"))))
     tmp = os.path.join(base, "tmp")
     os.makedirs(tmp, exist_ok=True)
-    cmd = ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={tmp}", *(f"-D{k}={v}" for k, v in props.items()),
+    # (spark.test.home: Spark's Python-UDF test helpers read it as they load, and the suites that hold such a test
+    # abort without it; their Python tests then skip themselves, pyspark not being on that path)
+    cmd = ["java", *JVM_OPTIONS, f"-Djava.io.tmpdir={tmp}", f"-Dspark.test.home={tmp}",
+           *(f"-D{k}={v}" for k, v in props.items()),
            "-cp", os.pathsep.join(classpath), "org.scalatest.tools.Runner",
            "-R", runpath, "-s", suite, "-u", base, "-oW"]
     start = time.monotonic()

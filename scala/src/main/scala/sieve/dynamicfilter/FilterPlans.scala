@@ -4,7 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpre
   Literal, PredicateHelper}
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
-import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, InSubqueryExec, SparkPlan,
+import org.apache.spark.sql.execution.{ExternalRDDScanExec, FileSourceScanExec, FilterExec, InSubqueryExec,
+  LocalTableScanExec, RangeExec, RDDScanExec, SparkPlan,
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec,
   SieveStageCache}
@@ -31,9 +32,13 @@ object FilterPlans extends PredicateHelper {
   }
 
   /** A file scan, a data source V2 scan (Iceberg, Delta's and other connectors' V2 reads) or a cached table
-   * outside the stages AQE has made: the only nodes a filter can go on. */
+   * outside the stages AQE has made: the only nodes a filter can go on. Under the testing switch
+   * (`spark.sieve.testing.placeEveryFilter`) also rows made in memory (a local relation, an RDD's, a range), as
+   * Spark's own suites read theirs: a filter there only tests rows, which pays nowhere but proves the test. */
   def targetable(p: SparkPlan): Boolean = p match {
     case _: FileSourceScanExec | _: BatchScanExec | _: InMemoryTableScanExec => true
+    case _: LocalTableScanExec | _: RDDScanExec | _: ExternalRDDScanExec[_] | _: RangeExec =>
+      SieveConf.placeEveryFilter(SQLConf.get)
     case _ => false
   }
 
