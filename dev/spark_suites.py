@@ -88,8 +88,8 @@ def results(base):
         for case in ET.parse(path).getroot().iter("testcase"):
             bad = case.find("failure") if case.find("failure") is not None else case.find("error")
             if bad is not None:
-                out[case.get("name")] = (bad.get("message") or bad.text or "").strip().splitlines()[0][:300] \
-                    if (bad.get("message") or bad.text) else "failed"
+                text = (bad.get("message") or bad.text or "").strip()
+                out[case.get("name")] = text.splitlines()[0][:300] if text else "failed"
             elif case.find("skipped") is not None:
                 out[case.get("name")] = "skipped"
             else:
