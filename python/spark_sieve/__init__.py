@@ -19,8 +19,8 @@ from .errors import (
     SparkVersionError,
     TreeError,
 )
-from .errors import install_connect_conversion as _install_connect_conversion
-from .errors import install_conversion as _install_conversion
+from ._jvm_errors import install_connect_conversion as _install_connect_conversion
+from ._jvm_errors import install_conversion as _install_conversion
 from .session import configure, jar_build_info, status
 
 _install_conversion()

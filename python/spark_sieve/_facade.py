@@ -10,7 +10,8 @@ from typing import Any, Dict
 from py4j.java_gateway import JavaClass  # type: ignore[import-untyped, unused-ignore]
 from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped, unused-ignore]
 
-from .errors import ExtensionNotEnabledError, JvmError, SieveError, from_jvm
+from ._jvm_errors import from_jvm
+from .errors import ExtensionNotEnabledError, JvmError, SieveError
 
 EXTENSION_CLASS = "sieve.SieveExtensions"
 

@@ -14,7 +14,7 @@ import sieve.errors.SieveConfigException
  * One `spark.sieve.*` setting: key, type, default and doc, declared once in [[SieveConf]].
  * Values are read from the session's SQLConf on every use, so `spark.conf.set` takes effect on the
  * next query; a value that does not parse is an error naming the key, never a silent default. An `internal`
- * one (for tests and benches) works the same but is not listed by `SET -v` nor in the README's table.
+ * one (for tests and benches) works the same but is not listed by `SET -v`; docs/tuning.md lists it, not the README.
  */
 final case class ConfigEntry[T](
     key: String,
@@ -32,7 +32,7 @@ final case class ConfigEntry[T](
 
   def defaultString: String = show(default)
 
-  /** This setting kept out of `SET -v`'s list and the README's table (Spark's `.internal()`). */
+  /** This setting kept out of `SET -v`'s list (Spark's `.internal()`) and listed in docs/tuning.md, not the README. */
   def asInternal: ConfigEntry[T] = copy(internal = true)
 }
 

@@ -5,7 +5,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import sieve.errors.SieveConfigException
 
-/** Every `spark.sieve.*` setting, declared once. The README's table is generated from this list. */
+/** Every `spark.sieve.*` setting, declared once. README's and docs/tuning.md's tables are generated from this list. */
 object SieveConf {
   val Prefix = "spark.sieve."
 

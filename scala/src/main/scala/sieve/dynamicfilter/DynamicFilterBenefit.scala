@@ -5,13 +5,12 @@ import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, InnerLike, JoinType, 
 import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
-import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.joins.BaseJoinExec
 import org.apache.spark.sql.internal.SQLConf
 
 import sieve.config.SieveConf
 import sieve.dynamicfilter.FilterPlans._
-import sieve.plan.PlanMemo
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
 /** Whether a dynamic filter pays: [[DynamicFilterBenefit.Place]], or a decline with its reason. */
@@ -28,7 +27,7 @@ sealed trait Decision {
  * [[TrimWholeTableFilters]]) and again as its scan starts ([[DynamicFilterExec]]), from what is known then:
  *  1. what it can save against the wait for its keys ([[leastScanBytes]]): of each byte its scan reads (after
  *     column pruning; once DPP has run, of the files DPP keeps), the read where its keys can skip part of the
- *     scan, and a shuffle's or an aggregate's work where each row goes into one as it is ([[Saving]]), against
+ *     scan, and a shuffle's or an aggregate's work where each row goes into one as it is ([[FilterSaving]]), against
  *     the reading its creation side's scans leave idle before its keys are known and a stage's start (nothing
  *     when the scan's stage waits for it anyway, or it has run);
  *  2. not a key that is a partition column of the scan while DPP is on (DPP's job) — of a V2 scan, only
@@ -57,10 +56,6 @@ object DynamicFilterBenefit {
   /** `decision`, or Place when every filter the preconditions allow is placed (the testing switch). */
   private def placeAll(decision: => Decision): Decision =
     if (SieveConf.placeEveryFilter(conf)) Place else decision
-
-  /** What a scan row that reaches a shuffle as it is costs, in units of its scan: read, then written,
-   * read back and sorted. */
-  private val ShuffledRowCost = 3
 
   /** The bytes a scan must read for a filter to pay, and what they weigh ([[leastScanBytes]]). */
   // (the reason is text made only for a decline: a plan asks of every join at each of AQE's plans)
@@ -127,8 +122,8 @@ object DynamicFilterBenefit {
   }
 
   /** The bytes `target`'s scan must read for a filter of `keys` over `route` from `source` to pay, as it is
-   * placed: what the filter can save — each byte the scan reads, [[Saving.perByte]] times — must exceed the wait
-   * for its keys ([[waitBytes]]; none when another filter of the plan waits for them already,
+   * placed: what the filter can save — each byte the scan reads, [[FilterSaving.perByte]] times — must exceed the wait
+   * for its keys ([[KeyWait.waitBytes]]; none when another filter of the plan waits for them already,
    * `source.awaited`, but then it must save something), and the scan read `minApplicationBytes` (a floor users
    * may set; 0 by default).
    * Nothing below a broadcast whose keys another filter reads (`route.feeding`: a filter there makes those keys
@@ -140,11 +135,12 @@ object DynamicFilterBenefit {
     else {
       val floor = runTimeLeast(route)
       // keys another filter of the plan waits for already: their wait is paid, testing rows is not
-      val wait = if (source.awaited) Wait(0, 0) else waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
+      val wait =
+        if (source.awaited) KeyWait.Wait(0, 0) else KeyWait.waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
       val weighed = BigDecimal(wait.total) * SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
       if (weighed <= 0 && !source.awaited) floor
       else {
-        val saving = Saving(target, keys, source, route, wait.collectOnly)
+        val saving = FilterSaving(target, keys, source, route, wait.collectOnly)
         val weight = if (weighed == BigDecimal(wait.total)) "" else " x waitWeight"
         def waited =
           if (source.awaited) "testing its rows (another filter of the plan waits for the same keys already)"
@@ -160,16 +156,16 @@ object DynamicFilterBenefit {
 
   /** What the wait for `source`'s keys may cost, as it runs, before a filter placed on `target` stops waiting for
    * them ([[WaitBoundExec]]): what [[leastScanBytes]] weighs the wait against — each byte the scan reads,
-   * [[Saving.perByte]] times, over `waitWeight` — less the stage's start, in bytes of reading. None when it waits
+   * [[FilterSaving.perByte]] times, over `waitWeight` — less the stage's start, in bytes of reading. None when it waits
    * for nothing of its own (as [[leastScanBytes]] counts the wait) or the wait never declines (`waitWeight` 0). */
   def waitBudget(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source, route: KeyLineage.Route,
       probedInStage: Boolean): Option[BigInt] = {
     val weight = SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT.get(conf)
-    lazy val wait = waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
+    lazy val wait = KeyWait.waitBytes(source, probedInStage, scanBytesPerRow(target, keys))
     if (route.feeding || source.awaited || weight <= 0 || wait.read + wait.start <= 0 ||
         SieveConf.placeEveryFilter(conf)) None
     else {
-      val saves = BigDecimal(scanBytes(scanOf(target))) * Saving(target, keys, source, route, collectOnly = false).perByte
+      val saves = BigDecimal(scanBytes(scanOf(target))) * FilterSaving(target, keys, source, route, collectOnly = false).perByte
       Some((saves / weight - BigDecimal(wait.start)).max(0).toBigInt)
     }
   }
@@ -182,122 +178,6 @@ object DynamicFilterBenefit {
   /** The floor `bytes` (`minApplicationBytes`, or 0 where the scan's size does not decide). */
   def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)")
 
-  /** What each byte of `target`'s scan that a filter of `keys` drops saves, in reads of it ([[Saving.perByte]]):
-   * its read where the keys can skip part of the scan (a single column pushed into it whose sampled footers do
-   * not show its values spread over every row group), times the share of its rows in row groups the creation
-   * side's footers rule out when they say ([[CreationKeyRanges]]: TPC-H q8); where each row would go into a
-   * shuffle as it is (`beforeShuffle`), the shuffle's write, read and sort ([[ShuffledRowCost]] - 1 more) — once when a filter
-   * of the scan's own keeps an unknown share of the rows — and as much for each row that broadcast joins probing
-   * it make and send into a shuffle ([[ProbeFanout]], once their build sides have run); as much where each row would go into an aggregate as
-   * it is (its hashing, and the shuffle of its groups) — nothing when a filter of the scan's own comes first:
-   * it may keep few of them, and the rest cost the aggregate less than a shuffle (TPC-H q17: lineitem grouped
-   * by part, 6M rows, 2.3x faster filtered; q20: the same after the scan's filter on a year of dates keeps
-   * 15%, 0.82x: the scan waited 0.45 s to save 0.15 s). A row dropped anywhere else (a join's probe) saves
-   * little next to its read. */
-  private final case class Saving(target: SparkPlan, keys: Seq[Expression], source: KeyCollector.Source,
-      route: KeyLineage.Route, collectOnly: Boolean) {
-    private val scan = scanOf(target)
-    private val beforeShuffle = route.shuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
-    private val ownFilter = filteredOnItsOwn(target)
-    /** The share of the scan its keys can skip (by rows), and why not all of it, if not. */
-    private lazy val (read, readWhy): (Double, Option[String]) = keys match {
-      case Seq(key: Attribute) =>
-        val maxFiles = SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf)
-        if (KeyScanPushdown.keysSpreadOverRowGroups(scan, key, maxFiles, conf))
-          (0.0, Some(s"${key.name}'s values are spread over every row group (sampled footers), so its keys would skip none"))
-        else source.read match {
-          case Seq(creationKey: Attribute) =>
-            CreationKeyRanges.skippableShare(source.creation, creationKey, scan, key, maxFiles, conf) match {
-              case Some(share) if share <= 0 => (0.0, Some("its creation side's footers leave its keys in every " +
-                s"row group of ${key.name} (sampled), so they would skip none"))
-              case Some(share) if share < 1 => (share, Some(f"its creation side's footers leave its keys in the row " +
-                f"groups of ${(1 - share) * 100}%.0f%% of its rows"))
-              case _ => (1.0, None)
-            }
-          case _ => (1.0, None)
-        }
-      case _ => (0.0, Some("a key of several columns or an expression is not pushed into the scan"))
-    }
-    /** The rows the broadcast joins between the scan and a shuffle make of each row ([[ProbeFanout]]), when
-     * their broadcasts have run; each of them goes into the shuffle as it is. */
-    private val throughProbes =
-      !route.shuffled && route.probesShuffled && SieveConf.DYNAMIC_FILTER_BEFORE_SHUFFLE.get(conf)
-    private lazy val fanout: Option[Double] =
-      if (!throughProbes) None
-      else ProbeFanout(scan, route.probes, sampledFooterFiles(conf), conf)
-    private def perShuffledRow: Int = if (ownFilter) 1 else ShuffledRowCost - 1
-    private def shuffled: Double =
-      if (beforeShuffle) perShuffledRow
-      else if (fanout.isDefined) perShuffledRow * fanout.get
-      else if (route.aggregated && !ownFilter) ShuffledRowCost - 1
-      else 0
-    private def counted0: Double = read + shuffled
-    /** Once the creation side has run, its keys cost only the job that collects them, short next to a stage's
-     * wait: a row dropped then pays back at least [[MinRowSaving]] of its read in what the operators above it do
-     * with it (a join's probe, a projection). */
-    def perByte: Double = if (collectOnly) math.max(counted0, MinRowSaving) else counted0
-    def why: String = readWhy.get + (
-      if (throughProbes && fanout.isEmpty) " and the rows it drops reach a shuffle through " +
-        "broadcast joins whose build sides have not run (the rows they make of each are not known yet)"
-      else " and no row it drops would go into a shuffle or an aggregate as it is" +
-        (if (route.aggregated) " (a filter of the scan's own comes first)" else ""))
-    def counted: String =
-      if (counted0 < perByte) s" (x$MinRowSaving: the least a row it drops saves above the scan, once its keys cost " +
-        s"only their collection; ${readWhy.getOrElse("")})"
-      else if (read == 1 && shuffled == 0) ""
-      else Seq(if (read == 1) Some("its read") else if (read > 0) readWhy.map(w => f"x$read%.2f for its read: $w")
-        else readWhy.map(w => s"not its read: $w"),
-        if (shuffled == 0) None
-        else if (fanout.isDefined) Some(f"x$shuffled%.2f for the shuffle of the ${fanout.get}%.2f rows the broadcast " +
-          s"joins above the scan are expected to make of each row it drops (their build sides' rows and keys against " +
-          s"its footers)${if (ownFilter) ", once: its own filter decides how many" else ""}")
-        else if (!beforeShuffle) Some("x2 for the aggregate each row it drops would go into")
-        else if (ownFilter) Some("once for the shuffle its rows go into, as its own filter decides how many")
-        else Some("x2 for the shuffle each row it drops would go into"))
-        .flatten.mkString(s" (x${if (perByte.isWhole) f"$perByte%.0f" else f"$perByte%.2f"}: ", "; ", ")")
-  }
-
-  /** What a row dropped saves at the least above its scan, in reads of it, where the wait for its keys is only
-   * their collection ([[Saving.perByte]]): TPC-DS q95 (facts sorted by date), web_sales' 350,507 rows filtered
-   * to 135 by the order numbers of a completed shuffle (7,560 bytes) before its self-join, 5.3x vanilla; TPC-H q8,
-   * lineitem's 55 MB by 457,263 order keys of a 10.9 MB shuffle that keep 30% and skip no row group: 0.74x. */
-  private val MinRowSaving = 0.1
-
-  /** What a scan waits for a creation side: `read`, the reading its cores leave idle while the creation side's
-   * scans still run before its keys are known ([[idleBytes]]: a scan whose stage would run beside them loses only
-   * the cores they leave it), and `start`, its stage's start (`stageStartBytes`) — nothing when the scan's stage
-   * waits for it anyway (`probedInStage`: the broadcast join that reads it probes the scan's rows in that stage)
-   * or it has run — and `collect`, the bytes of completed shuffle stages that a job reads for its keys (TPC-H q8:
-   * orders' 457,263 keys, 0.5-0.8 s; a broadcast's keys are read from its relation on the driver). */
-  final case class Wait(read: BigInt, start: Long, collect: BigInt = 0, reads: BigInt = 0, stages: Int = 1) {
-    require(stages >= 1)
-    def total: BigInt = read + start + collect
-    def collectOnly: Boolean = collect > 0 && read == 0 && start == 0
-    def describe: String =
-      if (collect > 0) s"its keys are collected by a job over the $collect bytes of its completed shuffle stage(s)"
-      else s"its creation side reads $reads bytes before they are known, leaving $read bytes of reading idle, " +
-        s"+ stageStartBytes (${start / stages})" + (if (stages > 1) s" x $stages stages one after another" else "")
-  }
-
-  /** `perRow`: the bytes the target's scan reads per row, when its footers say. */
-  def waitBytes(source: KeyCollector.Source, probedInStage: Boolean, perRow: => Option[Double]): Wait =
-    source.creation match {
-      case _ if probedInStage => Wait(0, 0)
-      case c if materialized(c) => Wait(0, 0, if (source.broadcast) 0 else sizeOf(c))
-      // keys computed from shuffle stages that have run ([[ComputedKeys]]): a job aggregates their rows again,
-      // about what a scan pays for as many rows (a shuffle's bytes are not a Parquet scan's: TPC-H q18, orders'
-      // 1.5M partial sums are 72 MB of shuffle, orders' scan 16 MB for as many rows)
-      case ComputedKeys(c) if ComputedKeys.shuffles(c).forall(materialized) =>
-        val stages = ComputedKeys.shuffles(c)
-        val rows = stages.map(KeyCollector.shuffleRows)
-        Wait(0, 0, perRow.filter(_ => rows.forall(_.isDefined))
-          .map(b => BigDecimal(rows.flatten.sum) * b).map(_.toBigInt).getOrElse(stages.map(sizeOf).sum))
-      case c =>
-        val (scans, chain) = (toRead(c), math.max(stages(c), 1))
-        Wait(scans.map(idleBytes).sum, SieveConf.DYNAMIC_FILTER_STAGE_START_BYTES.get(conf) * chain,
-          reads = scans.map(scanBytes).sum, stages = chain)
-    }
-
   /** The bytes of `target`'s scan's columns ([[columnBytes]]) per row of it, by its footers on the filter's key. */
   private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {
     case Seq(key: Attribute) =>
@@ -309,64 +189,6 @@ object DynamicFilterBenefit {
       } yield (BigDecimal(columnBytes(scan)) / rows).toDouble
     case _ => None
   }
-
-  /** The scans in `plan` that AQE has not read already (a stage that has run: none). */
-  private def toRead(plan: SparkPlan): Seq[SparkPlan] = plan match {
-    case s if materialized(s) => Nil
-    case s: QueryStageExec => toRead(s.plan)
-    case r: ReusedExchangeExec => toRead(r.child)
-    case scan if targetable(scan) => Seq(scan)
-    case other => other.children.flatMap(toRead)
-  }
-
-  /** The stages of `plan` that have not run, the most that run one after another (a stage waits for those it
-   * reads): each one's start is waited for. */
-  private def stages(plan: SparkPlan): Int = plan match {
-    case s if materialized(s) => 0
-    case s: QueryStageExec => stages(s.plan)
-    case r: ReusedExchangeExec => stages(r.child)
-    case e: Exchange => 1 + (e.children.map(stages) :+ 0).max
-    case other => (other.children.map(stages) :+ 0).max
-  }
-
-  /** The reading a file scan's stage leaves idle on the cluster's cores while it runs: its files split as Spark
-   * splits them (`FilePartition.maxSplitBytes`), each task reading its share of the scan's bytes, `cores` tasks
-   * at a time; the cores the last wave, or a scan of fewer tasks than cores, leaves free idle for as long (a
-   * scan of one small file: all but one). Another scan's stage waiting for it loses that, not the creation
-   * side's read, which its cores would share anyway (TPC-DS q95: web_sales' self-join filtered by the orders
-   * the outer query keeps, whose filtered scan of 92 MB keeps both cores busy). A scan of another kind: its
-   * whole read (its tasks are not known here). */
-  private def idleBytes(scan: SparkPlan): BigInt = idleBytesOf(scan)
-
-  // (asked of a creation side's scans for each filter it would feed)
-  private val idleBytesOf = new PlanMemo.Memo[SparkPlan, BigInt]({
-    case s: FileSourceScanExec =>
-      val read = scanBytes(s)
-      val (tasks, cores) = (tasksOf(s), BigInt(parallelism(s)))
-      val waves = (tasks + cores - 1) / cores
-      (read * cores * waves / tasks - read).max(0)
-    case other => scanBytes(other)
-  })
-
-  /** A file scan's tasks: its files split as Spark splits them (`FilePartition.maxSplitBytes`). */
-  private def tasksOf(s: FileSourceScanExec): BigInt = {
-    val files = BigInt(PrunedScanBytes.relationBytes(s.relation).max(1L))
-    val cores = BigInt(parallelism(s))
-    val split = BigInt(conf.filesMaxPartitionBytes).min(BigInt(conf.filesOpenCostInBytes).max((files + cores - 1) / cores))
-    ((files + split - 1) / split).max(1)
-  }
-
-  /** The cores `scan`'s stage would keep busy: a file scan's tasks, at most the cluster's cores for a scan. */
-  def coresOf(scan: SparkPlan): Int = scan match {
-    case s: FileSourceScanExec => tasksOf(s).min(parallelism(s)).toInt
-    case _ => math.max(1, conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM).getOrElse(
-      org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism).getOrElse(1)))
-  }
-
-  /** The tasks a file scan runs at once: Spark's minimum of partitions for a file scan (`FilePartition`). */
-  private def parallelism(s: FileSourceScanExec): Int =
-    math.max(1, conf.filesMinPartitionNum.getOrElse(
-      conf.getConf(SQLConf.LEAF_NODE_DEFAULT_PARALLELISM).getOrElse(s.relation.sparkSession.sparkContext.defaultParallelism)))
 
   /** Check 1 once DPP has run: the scan reads at least `least` bytes of the files DPP keeps (`name`: the
    * scan, as the reason names it; `how`: where DPP's keys came from) — asked at placement once AQE has

@@ -84,25 +84,9 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
   }
 
   /** The name of filter `i`'s metric `name` (every filter has its own). */
-  def metricName(name: String, i: Int): String = s"$name$i"
+  def metricName(name: String, i: Int): String = DynamicFilterMetrics.name(name, i)
 
-  private val perFilter = Seq(
-    "numKeys" -> "keys collected", "inSetKeys" -> "in-set keys", "rowsTested" -> "rows tested",
-    "rowsKept" -> "rows kept", "passThroughTasks" -> "pass-through tasks",
-    "droppedBeforeScan" -> "dropped before the scan", "filesSkipped" -> "files skipped",
-    "rowGroupsSkipped" -> "row groups skipped", "rowsSkipped" -> "rows skipped by the scan")
-
-  override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numInputRows" -> SQLMetrics.createMetric(sparkContext, "rows in"),
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "driverTime" -> SQLMetrics.createTimingMetric(sparkContext, "driver time (keys, decisions, file pruning)")) ++
-    (0 until filterCount).flatMap { i =>
-      val n = if (filterCount > 1) s" (filter ${i + 1})" else ""
-      perFilter.map { case (name, text) => metricName(name, i) -> SQLMetrics.createMetric(sparkContext, text + n) } ++
-        Seq(metricName("filterBytes", i) -> SQLMetrics.createSizeMetric(sparkContext, s"bloom filter / bitmap size$n"),
-          metricName("buildTime", i) -> SQLMetrics.createTimingMetric(sparkContext, s"build time$n"),
-          metricName("footerTime", i) -> SQLMetrics.createTimingMetric(sparkContext, s"footer pruning time$n"))
-    }
+  override lazy val metrics: Map[String, SQLMetric] = DynamicFilterMetrics(sparkContext, filterCount)
 
   private def m(name: String, i: Int): SQLMetric = longMetric(metricName(name, i))
 
@@ -345,9 +329,7 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
 
   private def build(i: Int): KeySet = {
     val start = System.nanoTime()
-    val limits = KeyCollector.Limits(
-      SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
-      SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
+    val limits = KeyCollector.Limits.from(conf)
     val executionId = Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY))
     val filter = KeyCollector.collectOnce(executionId, sources(i), limits).getOrElse(PassThrough)
     m("buildTime", i) += NANOSECONDS.toMillis(System.nanoTime() - start)
@@ -394,19 +376,6 @@ case class DynamicFilterExec(child: SparkPlan, filters: Seq[KeyFilter]) extends 
     val fed = filters.map(f => f.copy(sources = f.sources.map(_.copy(creation = rest.next()))))
     copy(child = newChildren.head, filters = fed.map(f => f.copy(bound = f.bound.map(_ => rest.next()))))
   }
-}
-
-/**
- * One filter of a [[DynamicFilterExec]]: a row is kept when its `keys` (over the operator's child) may match a
- * key of one of its `sources` (usually one; several in the copies of an exchange computed once for several
- * joins, [[SharedExchangeFilters]]). `probedInStage`: its sources are broadcasts whose joins probe each of the
- * child's rows in its stage (see [[DynamicFilterExec]]); `minScanBytes`: what the scan must read for it to pay at run time
- * once dynamic partition pruning has run (0: its size does not decide); `bound`: what ends the scan's wait
- * for its sources when it outgrows what the filter saves ([[WaitBoundExec]], under AQE).
- */
-final case class KeyFilter(keys: Seq[Expression], sources: Seq[KeyCollector.Source], probedInStage: Boolean,
-    minScanBytes: Long, bound: Option[SparkPlan] = None) {
-  override def toString: String = s"${keys.mkString("[", ", ", "]")} from ${sources.mkString(" or ")}"
 }
 
 object DynamicFilterExec {

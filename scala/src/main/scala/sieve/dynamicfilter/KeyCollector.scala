@@ -10,7 +10,9 @@ import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.execution.{InputAdapter, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec
 import org.apache.spark.sql.execution.joins.SieveBroadcastKeys
+import org.apache.spark.sql.internal.SQLConf
 
+import sieve.config.SieveConf
 import sieve.keyset._
 import sieve.membership.{KeyShape, LongBitmap}
 
@@ -24,6 +26,13 @@ import sieve.membership.{KeyShape, LongBitmap}
  */
 object KeyCollector extends Logging {
   final case class Limits(maxKeys: Long, maxKeyBytes: Long, maxBloomBytes: Long, fpp: Double)
+
+  object Limits {
+    /** The session's limits: `maxInSetSize`, `maxKeyBytes`, `maxBloomBytes`, `bloomFpp`. */
+    def from(conf: SQLConf): Limits = Limits(
+      SieveConf.DYNAMIC_FILTER_MAX_IN_SET_SIZE.get(conf), SieveConf.DYNAMIC_FILTER_MAX_KEY_BYTES.get(conf),
+      SieveConf.DYNAMIC_FILTER_MAX_BLOOM_BYTES.get(conf), SieveConf.DYNAMIC_FILTER_BLOOM_FPP.get(conf))
+  }
 
   /** A creation side: the exchange its join reads, the join's keys over it (all of them: a broadcast relation is
    * read by all), whether it is a broadcast, and `picks`, the positions in `keys` of those the filter reads (a

@@ -1,8 +1,7 @@
 package sieve.dynamicfilter
 
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, QueryPlan,
-  RightOuter}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, QueryPlan, RightOuter}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
@@ -100,7 +99,6 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   }
 
   private val NoScan = "its keys reach no file scan or cached table on the application side"
-
   /** A side of a join that a filter may go on: its keys, and the creation side the filter reads (`below`: a
    * broadcast below the join's shuffled creation side, [[KeyLineage.broadcastBelow]]; not the join's own). */
   private final case class Application(appIsLeft: Boolean, app: SparkPlan, keys: Seq[Expression],
@@ -344,7 +342,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
           case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
             s"would use stood idle, at a cost of $spent bytes of reading (idleCoreSecondBytes: $rate), more than " +
             s"the $budget it saves: the wait was ended")
-          case _ => Right(Some(WaitBoundExec(key, budget, DynamicFilterBenefit.coresOf(scan), rate)(
+          case _ => Right(Some(WaitBoundExec(key, budget, KeyWait.coresOf(scan), rate)(
             exchangesRead(source.creation))))
         }
     }

@@ -1,5 +1,7 @@
 package sieve.keyset
 
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualTo, Expression, GreaterThanOrEqual, LessThanOrEqual, Literal, Or}
+
 import sieve.membership._
 
 /**
@@ -22,6 +24,16 @@ final case class KeyRanges(bounds: Array[(Long, Long)]) {
       if (bounds(m)._2 < lo) a = m + 1 else b = m
     }
     a < bounds.length && bounds(a)._1 <= hi
+  }
+
+  /** `key` within one of these ranges (none: FALSE), as a balanced OR that Parquet / ORC filters take. */
+  def predicate(key: Attribute): Expression = {
+    def lit(v: Long) = KeySet.literal(v, key.dataType)
+    def one(lo: Long, hi: Long): Expression =
+      if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
+    def or(rs: Seq[(Long, Long)]): Expression =
+      if (rs.size == 1) one(rs.head._1, rs.head._2) else { val (a, b) = rs.splitAt(rs.size / 2); Or(or(a), or(b)) }
+    if (isEmpty) Literal(false) else or(bounds.toSeq)
   }
 }
 

@@ -115,14 +115,14 @@ object KeyScanPushdown {
       case (EmptyKeySet, _) => Seq(Literal(false))
       case (_, Some((_, Some(skipsInsideFiles), _))) =>
         // Spark pushes an IN of more than a few values to Parquet as its min/max: the ranges say more
-        if (skipsInsideFiles || SieveConf.placeEveryFilter(conf)) ranges.map(rangePredicate(column, _)).toSeq else Nil
+        if (skipsInsideFiles || SieveConf.placeEveryFilter(conf)) ranges.map(_.predicate(column)).toSeq else Nil
       case (k, Some((_, None, _))) =>
         // a footer without the key's statistics: the keys' one range only, a min/max check per row group;
         // an IN-list or many ranges cost every file's reader its dictionary and page-index checks (TPC-DS
         // q7, store_sales partitioned by date, 366 files read: 3.29 s vs 2.71 s, vanilla 2.58)
-        k.ranges(1).map(rangePredicate(column, _)).toSeq
+        k.ranges(1).map(_.predicate(column)).toSeq
       case (k, None) => k.inLiterals(column.dataType, limits.inSize).map(vs => Seq(In(column, vs))).getOrElse(Nil) ++
-        ranges.map(rangePredicate(column, _)).toSeq
+        ranges.map(_.predicate(column)).toSeq
     }
     val pushed = Pushed(predicates, footers.map(_._3))
     if (predicates.isEmpty && footers.forall(_._1 eq scan.relation)) (plan, pushed)
@@ -153,7 +153,7 @@ object KeyScanPushdown {
     // TableStatsFileIndex), and each key range narrower than the files' holds as much as an IN-list of its keys
     def predicates(n: Int): Seq[Expression] = keys match {
       case EmptyKeySet => Seq(Literal(false))
-      case k => k.ranges(n).map(rangePredicate(column, _)).toSeq
+      case k => k.ranges(n).map(_.predicate(column)).toSeq
     }
     val pushed = predicates(math.min(limits.maxRanges, TableStatsFileIndex.MaxRanges))
     if (pushed.isEmpty) return (plan, Pushed(Nil, None))
@@ -240,16 +240,6 @@ object KeyScanPushdown {
     case _: ProjectExec | _: FilterExec | _: ColumnarToRowExec | _: InputAdapter => leafBelow(plan.children.head)
     case leaf if leaf.children.isEmpty => Some(leaf)
     case _ => None
-  }
-
-  /** `key` within one of `ranges` (no range: FALSE), as a balanced OR that Parquet / ORC filters take. */
-  def rangePredicate(key: Attribute, ranges: KeyRanges): Expression = {
-    def lit(v: Long) = KeySet.literal(v, key.dataType)
-    def one(lo: Long, hi: Long): Expression =
-      if (lo == hi) EqualTo(key, lit(lo)) else And(GreaterThanOrEqual(key, lit(lo)), LessThanOrEqual(key, lit(hi)))
-    def or(rs: Seq[(Long, Long)]): Expression =
-      if (rs.size == 1) one(rs.head._1, rs.head._2) else { val (a, b) = rs.splitAt(rs.size / 2); Or(or(a), or(b)) }
-    if (ranges.isEmpty) Literal(false) else or(ranges.bounds.toSeq)
   }
 
   /** For a plain Parquet scan of an integral or date data column: the relation listing only the files

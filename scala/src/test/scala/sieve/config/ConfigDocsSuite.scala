@@ -1,7 +1,7 @@
 package sieve.config
 
 import java.nio.charset.StandardCharsets.UTF_8
-import java.nio.file.{Files, Paths}
+import java.nio.file.Paths
 
 import org.apache.spark.sql.internal.SQLConf
 import org.scalatest.funsuite.AnyFunSuite
@@ -10,10 +10,17 @@ import sieve.errors.SieveConfigException
 
 class ConfigDocsSuite extends AnyFunSuite {
 
-  test("README's config table is the one generated from SieveConf (run dev/gen-config-docs)") {
-    val readme = new String(Files.readAllBytes(Paths.get("README.md")), UTF_8)
-    assert(readme.contains(ConfigDocs.block),
-      "README.md's config table is out of date: run dev/gen-config-docs and commit README.md")
+  test("README's and docs/tuning.md's config tables are the ones generated from SieveConf (run dev/gen-config-docs)") {
+    ConfigDocs.Tables.foreach { t =>
+      assert(ConfigDocs.read(Paths.get("."), t).contains(t.block),
+        s"${t.file}'s ${t.marker} is out of date: run dev/gen-config-docs and commit ${t.file}")
+    }
+  }
+
+  test("README lists the public settings only, docs/tuning.md the internal ones") {
+    assert(SieveConf.all.count(e => !e.internal) <= 8)
+    assert(!ConfigDocs.Public.block.contains("spark.sieve.testing."))
+    assert(ConfigDocs.Tuning.block.contains("spark.sieve.testing.placeEveryFilter"))
   }
 
   test("every setting is declared once, under spark.sieve., with a doc") {

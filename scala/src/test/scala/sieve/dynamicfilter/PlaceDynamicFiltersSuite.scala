@@ -743,12 +743,12 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
         (side, side.collectFirst { case s: FileSourceScanExec => s }.get)
       }
       def waitOf(side: SparkPlan) =
-        DynamicFilterBenefit.waitBytes(KeyCollector.Source(side, side.output.take(1), broadcast = false), false, None)
+        KeyWait.waitBytes(KeyCollector.Source(side, side.output.take(1), broadcast = false), false, None)
       val (side, scan) = creation("SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE d1.cat = 7")
       val read = FilterPlans.scanBytes(scan)
       val files = scan.relation.sizeInBytes
       // d1's files fit one task (a file's open cost, 4 MB, makes the split): the other core idles as long
-      assert(waitOf(side) === DynamicFilterBenefit.Wait(read, 8L << 20, reads = read))
+      assert(waitOf(side) === KeyWait.Wait(read, 8L << 20, reads = read))
       // split in two: each core reads half, none idles
       withConf("spark.sql.files.openCostInBytes" -> "1") {
         assert(waitOf(side).read === 0)
