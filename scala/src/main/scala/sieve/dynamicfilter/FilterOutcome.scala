@@ -23,7 +23,8 @@ final case class FilterOutcome(chosen: Option[KeySet] = None, dropped: Option[St
         if (c.pruningDeclined.nonEmpty) s"; no file pruned: ${c.pruningDeclined}"
         else if (c.footersNotRead > 0) s"; footers not read (${c.footersNotRead} files > maxFooterFiles)" +
           (if (c.footersSampled == 0) "" else s", ${c.footersSampled} sampled: " +
-            (if (pushed.nonEmpty) "row groups to skip" else "no row group to skip, nothing pushed"))
+            (if (pushed.nonEmpty) "row groups to skip"
+            else s"fewer than ${KeyPrunedFileIndex.MinSkippedRowsPerReader} rows a reader to skip, nothing pushed"))
         else if (c.runtimeFilteredPartitions > 0) s"; handed to the source's runtime filtering: " +
           s"${c.partitionsSkipped} of ${c.runtimeFilteredPartitions} input partitions skipped"
         else if (c.tableStatsFiles > 0) s"; statistics of ${c.tableStatsFiles} files read from ${c.statsSource} " +

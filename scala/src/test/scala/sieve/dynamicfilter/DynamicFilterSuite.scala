@@ -26,6 +26,9 @@ class DynamicFilterSuite extends SieveSessionSuite {
     // the same fact rows in 8 files by key range (250 keys each), row groups of ~100 keys
     spark.read.parquet(s"$dir/fact").repartitionByRange(8, org.apache.spark.sql.functions.col("k")).sortWithinPartitions("k")
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_files")
+    // and in 80 files of one 500-row row group each
+    spark.read.parquet(s"$dir/fact").repartitionByRange(80, org.apache.spark.sql.functions.col("k")).sortWithinPartitions("k")
+      .write.parquet(s"$dir/fact_small_files")
     // not sorted: every row group holds keys from all over [0, 2000)
     spark.range(40000).selectExpr("CAST(pmod(hash(id), 2000) AS INT) AS k", "id AS v").coalesce(1)
       .write.option("parquet.block.size", 16384).parquet(s"$dir/fact_unsorted")
@@ -54,6 +57,7 @@ class DynamicFilterSuite extends SieveSessionSuite {
     s.read.parquet(s"$dir/fact").createOrReplaceTempView("fact")
     s.read.parquet(s"$dir/dim").createOrReplaceTempView("dim")
     s.read.parquet(s"$dir/fact_files").createOrReplaceTempView("fact_files")
+    s.read.parquet(s"$dir/fact_small_files").createOrReplaceTempView("fact_small_files")
     s.read.orc(s"$dir/fact_orc").createOrReplaceTempView("fact_orc")
     s.read.parquet(s"$dir/fact_unsorted").createOrReplaceTempView("fact_unsorted")
     s.read.parquet(s"$dir/fact_constant").createOrReplaceTempView("fact_constant")
@@ -160,9 +164,22 @@ class DynamicFilterSuite extends SieveSessionSuite {
       // every third key: some in every row group; pushed, they would only cost each reader its checks
       val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
         "SELECT f.k, f.v FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat % 3 = 0")))
-      assert(f.filterDescription(0).contains("7 sampled: no row group to skip, nothing pushed"), f.filterDescription(0))
+      assert(f.filterDescription(0).contains("7 sampled: fewer than 4096 rows a reader to skip, nothing pushed"), f.filterDescription(0))
       assert(!f.filterDescription(0).contains("pushed to scan"), f.filterDescription(0))
       assert(metric(f, "numInputRows") === 40000 && metric(f, "numOutputRows") === 13600)
+    }
+  }
+
+  test("a scan whose footers are sampled gets no ranges where its readers would skip too few rows to pay") {
+    // fact_small_files: the keys of grp 1 and 98 lie in two of its 80 files; the others' readers would skip their
+    // one row group each, 500 rows, less than a pushed filter costs
+    withDynamicFilters("spark.sieve.dynamicFilter.maxFooterFiles" -> "40") {
+      val Seq(f) = filters(checkAnswerAgainstVanilla(sql(
+        "SELECT f.k, f.v FROM fact_small_files f JOIN dim d ON f.k = d.k WHERE d.grp IN (1, 98)")))
+      assert(f.filterDescription(0).contains(
+        "footers not read (80 files > maxFooterFiles), 32 sampled: fewer than 4096 rows a reader to skip, nothing pushed"),
+        f.filterDescription(0))
+      assert(metric(f, "numInputRows") === 40000 && metric(f, "numOutputRows") === 800)
     }
   }
 
