@@ -105,7 +105,8 @@ object KeyPrunedFileIndex {
   /** Rows a reader must skip, on average over a sample of the files of a scan whose listing is kept whole, for
    * ranges pushed into every reader to pay: a pushed filter costs each reader ~0.1-0.15 ms, about what reading
    * 5,000-9,000 rows of two columns costs (the star join's 20,000 files of one 400-row row group each, 0.1% kept:
-   * 32 ranges pushed skipped 18% of the rows and made the query 0.85x vanilla, 22.2 s against 19.0 s). */
+   * 32 ranges pushed skipped 18% of the rows and made the query 0.85x vanilla, 22.2 s against 19.0 s). Set below
+   * that estimate: near it, pushing or not costs about the same, and wider columns make a skipped row dearer. */
   val MinSkippedRowsPerReader = 4096L
 
   /** Whether `ranges` rule out row groups of `files` that a reader given them as a pushed filter would skip:
