@@ -52,6 +52,17 @@ def test_unknown_key_is_a_config_error_that_suggests_the_right_one(spark):
     assert spark.range(3).count() == 3
 
 
+def test_a_retired_setting_keeps_queries_running_with_a_warning(spark):
+    """A setting spark-sieve no longer reads (replaced by another) is not an unknown key: sessions that still set it
+    run, and the JVM's log warns once, naming what took its place."""
+    spark.conf.set("spark.sieve.dynamicFilter.readBytesPerCoreSecond", "64m")
+    try:
+        assert spark.range(3).count() == 3
+        sieve.status(spark)
+    finally:
+        spark.conf.unset("spark.sieve.dynamicFilter.readBytesPerCoreSecond")
+
+
 def test_unexpected_jvm_exception_becomes_jvm_error_naming_the_class(spark):
     with pytest.raises(sieve.JvmError) as info:
         Facade(spark).call("status", None)

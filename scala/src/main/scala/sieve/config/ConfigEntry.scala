@@ -32,6 +32,10 @@ final case class ConfigEntry[T](
 
   def defaultString: String = show(default)
 
+  /** The words a dynamic filter's decline ends with, naming this setting and the value
+   * (`value`: "<= 3.2", "= true") that would have placed the filter: `spark_sieve.explain` shows them. */
+  def wouldPlace(value: String): String = s"; placed with $key $value"
+
   /** This setting kept out of `SET -v`'s list (Spark's `.internal()`) and listed in docs/tuning.md, not the README. */
   def asInternal: ConfigEntry[T] = copy(internal = true)
 }

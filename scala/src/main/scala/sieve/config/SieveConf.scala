@@ -6,7 +6,7 @@ import org.apache.spark.sql.internal.SQLConf
 import sieve.errors.SieveConfigException
 
 /** Every `spark.sieve.*` setting, declared once. README's and docs/tuning.md's tables are generated from this list. */
-object SieveConf {
+object SieveConf extends org.apache.spark.internal.Logging {
   val Prefix = "spark.sieve."
 
   val ENABLED: ConfigEntry[Boolean] = ConfigEntry.boolean(
@@ -232,6 +232,14 @@ object SieveConf {
 
   private val byKey: Map[String, ConfigEntry[_]] = all.map(e => e.key -> e).toMap
 
+  /** Settings no longer read, with what took their place: a session that still sets one keeps working, with a
+   * warning (once a key per JVM) rather than the unknown-key error. */
+  val retired: Map[String, String] = Map(
+    "spark.sieve.dynamicFilter.readBytesPerCoreSecond" -> ("the wait for a filter's keys is bounded by what the " +
+      "cores it leaves idle cost: spark.sieve.dynamicFilter.idleCoreSecondBytes (docs/tuning.md)"))
+
+  private val warnedRetired = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
   def enabled(conf: SQLConf): Boolean = ENABLED.get(conf)
 
   /** Makes every setting known to Spark's SQL conf (`spark.conf.get`, `SET -v`); idempotent. */
@@ -246,9 +254,11 @@ object SieveConf {
    */
   def validate(conf: SQLConf): Unit = {
     conf.getAllConfs.keys.filter(_.startsWith(Prefix)).toSeq.sorted.foreach { key =>
-      byKey.get(key) match {
-        case Some(entry) => entry.get(conf)
-        case None => throw new SieveConfigException(key, unknownKeyMessage(key))
+      (byKey.get(key), retired.get(key)) match {
+        case (Some(entry), _) => entry.get(conf)
+        case (None, Some(successor)) =>
+          if (warnedRetired.add(key)) logWarning(s"$key is deprecated and no longer read: $successor")
+        case (None, None) => throw new SieveConfigException(key, unknownKeyMessage(key))
       }
     }
   }

@@ -57,17 +57,19 @@ object DynamicFilterBenefit {
   private def placeAll(decision: => Decision): Decision =
     if (SieveConf.placeEveryFilter(conf)) Place else decision
 
-  /** The bytes a scan must read for a filter to pay, and what they weigh ([[leastScanBytes]]). */
+  /** The bytes a scan must read for a filter to pay, and what they weigh ([[leastScanBytes]]); `placedWith`: given
+   * the bytes a scan reads, the setting that would place its filter ([[ConfigEntry.wouldPlace]]), if one would. */
   // (the reason is text made only for a decline: a plan asks of every join at each of AQE's plans)
-  final class Least(val bytes: BigInt, reason: => String) {
+  final class Least(val bytes: BigInt, reason: => String, placedWith: BigInt => String) {
     lazy val why: String = reason
     /** The decline of a scan `name` reading `read` bytes (`when`: once DPP has run, ...), or None. */
     def declines(name: String, read: BigInt, when: String = ""): Option[Decline] =
-      if (read >= bytes) None else Some(Decline(s"$name reads $read bytes$when$why"))
+      if (read >= bytes) None else Some(Decline(s"$name reads $read bytes$when$why${placedWith(read)}"))
   }
 
   object Least {
-    def apply(bytes: BigInt, why: => String): Least = new Least(bytes, why)
+    def apply(bytes: BigInt, why: => String, placedWith: BigInt => String = _ => ""): Least =
+      new Least(bytes, why, placedWith)
   }
 
   /** Whether a filter on `target` from `source` pays as it is placed: [[pays]], then whether it would skip
@@ -90,7 +92,8 @@ object DynamicFilterBenefit {
     // check 2 first: it declines whatever check 1 says, without the scan's sizes and footers check 1 reads (174
     // of the joins of TPC-DS partitioned by date are DPP's own, asked again at each of AQE's plans)
     if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
-      Decline(s"$name: the key is a partition column (dynamic partition pruning's)")
+      Decline(s"$name: the key is a partition column (dynamic partition pruning's)" +
+        s"; placed with ${SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED.key} = false")
     else {
       val bytes = scanBytes(scan)
       val least = leastScanBytes(target, keys, source, route, probedInStage)
@@ -104,9 +107,13 @@ object DynamicFilterBenefit {
           if (materialized(creation) && creationBytes > bytes)
             Decline(s"the creation side ($creationBytes bytes, measured) is larger than $name ($bytes bytes)")
           else if (!hasSelectiveFilter(creation, target) &&
-              BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes))
-            Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes")
-          else Place
+              BigDecimal(creationBytes) * SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.get(conf) > BigDecimal(bytes)) {
+            // (the setting's least is 1: a creation side larger than the scan is placed by none)
+            val ratio = if (creationBytes <= 0) None else Some(BigDecimal(bytes) / BigDecimal(creationBytes)).filter(_ >= 1)
+            Decline(s"the creation side is unfiltered and not minSizeRatio times smaller than $name's $bytes bytes" +
+              ratio.fold("")(r => SieveConf.DYNAMIC_FILTER_MIN_SIZE_RATIO.wouldPlace(
+                s"<= ${r.setScale(2, BigDecimal.RoundingMode.FLOOR)}")))
+          } else Place
         }
       }
     }
@@ -145,11 +152,18 @@ object DynamicFilterBenefit {
         def waited =
           if (source.awaited) "testing its rows (another filter of the plan waits for the same keys already)"
           else s"the ${wait.total} bytes$weight it would wait for its keys: ${wait.describe}"
-        if (saving.perByte <= 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited")
+        val weightEntry = SieveConf.DYNAMIC_FILTER_WAIT_WEIGHT
+        if (saving.perByte <= 0) Least(BigInt(Long.MaxValue), s": ${saving.why}, so nothing it saves outweighs $waited",
+          _ => if (source.awaited) "" else weightEntry.wouldPlace("= 0"))
         else if (weighed <= 0) floor
         else {
           val least = (weighed / BigDecimal(saving.perByte)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
-          if (least <= floor.bytes) floor else Least(least, s"${saving.counted}, less than $waited")
+          // the weight at which `read` bytes' saving outweighs the wait (as much as `floor` allows)
+          def placedWith(read: BigInt): String =
+            if (read < floor.bytes || wait.total <= 0) ""
+            else weightEntry.wouldPlace(
+              s"<= ${(BigDecimal(read) * saving.perByte / BigDecimal(wait.total)).setScale(3, BigDecimal.RoundingMode.FLOOR)}")
+          if (least <= floor.bytes) floor else Least(least, s"${saving.counted}, less than $waited", placedWith)
         }
       }
     }
@@ -176,7 +190,8 @@ object DynamicFilterBenefit {
       else SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.get(conf))
 
   /** The floor `bytes` (`minApplicationBytes`, or 0 where the scan's size does not decide). */
-  def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)")
+  def floor(bytes: Long): Least = Least(bytes, s", < minApplicationBytes ($bytes)",
+    read => SieveConf.DYNAMIC_FILTER_MIN_APPLICATION_BYTES.wouldPlace(s"<= $read"))
 
   /** The bytes of `target`'s scan's columns ([[columnBytes]]) per row of it, by its footers on the filter's key. */
   private def scanBytesPerRow(target: SparkPlan, keys: Seq[Expression]): Option[Double] = keys match {
@@ -220,7 +235,8 @@ object DynamicFilterBenefit {
         facts.keptByDpp(s).isEmpty =>
       facts.dppPending(s).map(p => keepsNearlyAll(target, keys, source).orElse {
         if (!p.inItsStage && !SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.get(conf)) Decline(s"${nameOf(s)}: its " +
-          "dynamic partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)")
+          "dynamic partition pruning's broadcast is not built and its stage does not wait for it (awaitPartitionPruning=false)" +
+          SieveConf.DYNAMIC_FILTER_AWAIT_PARTITION_PRUNING.wouldPlace("= true"))
         else Decline(s"${nameOf(s)}: decided once the broadcast its dynamic partition pruning reads is built " +
           "(its stage waits for it)", if (p.inItsStage) None else Some(s))
       }).getOrElse(Place)
@@ -246,14 +262,16 @@ object DynamicFilterBenefit {
       case Seq(key: Attribute) if pushedOnly &&
           KeyScanPushdown.keysSpreadOverRowGroups(scan, key, SieveConf.DYNAMIC_FILTER_MAX_FOOTER_FILES.get(conf), conf) =>
         Decline(s"${nameOf(scan)}: ${key.name}'s values are spread over every row group (sampled footers), so " +
-          "its keys would skip none, and the broadcast join probes each row in this stage")
+          "its keys would skip none, and the broadcast join probes each row in this stage" +
+          SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.wouldPlace("= true"))
       // a key whose statistics the footers do not give (a string: TPC-DS q41's i_manufact) over one row group:
       // it is skipped only if no key lies in its range, while collecting and pushing the keys costs each query
       // (q41 at sf10: 0.35 s -> 0.40 s)
       case Seq(key: Attribute) if pushedOnly && !KeyPrunedFileIndex.supports(key.dataType) &&
           KeyScanPushdown.plannedRowGroupCount(scan, sampledFooterFiles(conf), conf).exists(_ <= 1) =>
         Decline(s"${nameOf(scan)} is one row group (footers), which keys of ${key.name} would skip only if none " +
-          "lay in its range, and the broadcast join probes each row in this stage")
+          "lay in its range, and the broadcast join probes each row in this stage" +
+          SieveConf.DYNAMIC_FILTER_SAME_STAGE_ROW_TEST.wouldPlace("= true"))
       case _ => Place
     }
   }
@@ -287,7 +305,8 @@ object DynamicFilterBenefit {
   /** Checks 6 and 7: keys expected to keep the share `keep` of the scan's rows pay only up to `maxPassRatio`
    * (`why`: the reason, given the share). */
   def keeps(keep: Double, why: Double => String): Decision =
-    placeAll(if (keep > maxPassRatio) Decline(why(keep)) else Place)
+    placeAll(if (keep > maxPassRatio) Decline(why(keep) + SieveConf.DYNAMIC_FILTER_MAX_PASS_RATIO.wouldPlace(
+      s">= ${BigDecimal(keep).setScale(3, BigDecimal.RoundingMode.CEILING)}")) else Place)
 
   /** Check 7, at run time before a filter's keys are collected: its creation sides are shuffle stages holding
    * `creationRows` (AQE's count), more than are expected to reach it — the scan's `scanRows` (its footers)

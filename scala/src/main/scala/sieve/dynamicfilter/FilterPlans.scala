@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, DynamicPruningExpre
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering
 import org.apache.spark.sql.execution.{ExternalRDDScanExec, FileSourceScanExec, FilterExec, InSubqueryExec,
-  LocalTableScanExec, RangeExec, RDDScanExec, SparkPlan,
+  LocalTableScanExec, RangeExec, RDDScanExec, SerializeFromObjectExec, SparkPlan,
   SubqueryAdaptiveBroadcastExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, BroadcastQueryStageExec, QueryStageExec,
   SieveStageCache}
@@ -33,11 +33,12 @@ object FilterPlans extends PredicateHelper {
 
   /** A file scan, a data source V2 scan (Iceberg, Delta's and other connectors' V2 reads) or a cached table
    * outside the stages AQE has made: the only nodes a filter can go on. Under the testing switch
-   * (`spark.sieve.testing.placeEveryFilter`) also rows made in memory (a local relation, an RDD's, a range), as
+   * (`spark.sieve.testing.placeEveryFilter`) also rows made in memory (a local relation, an RDD's, a range, the
+   * rows serialized from a Dataset of objects: Spark's suites' `testData` and the like, an RDD of case classes), as
    * Spark's own suites read theirs: a filter there only tests rows, which pays nowhere but proves the test. */
   def targetable(p: SparkPlan): Boolean = p match {
     case _: FileSourceScanExec | _: BatchScanExec | _: InMemoryTableScanExec => true
-    case _: LocalTableScanExec | _: RDDScanExec | _: ExternalRDDScanExec[_] | _: RangeExec =>
+    case _: LocalTableScanExec | _: RDDScanExec | _: ExternalRDDScanExec[_] | _: RangeExec | _: SerializeFromObjectExec =>
       SieveConf.placeEveryFilter(SQLConf.get)
     case _ => false
   }
@@ -52,7 +53,8 @@ object FilterPlans extends PredicateHelper {
   def nameOf(scan: SparkPlan): String = scan match {
     case s: FileSourceScanExec => s"the scan of ${s.relation.location.rootPaths.map(_.getName).mkString(", ")}"
     case s: BatchScanExec => s"the scan of ${s.table.name}"
-    case _ => "the cached table"
+    case _: InMemoryTableScanExec => "the cached table"
+    case other => s"the rows of ${other.nodeName}"
   }
 
   /** The bytes a scan reads: its files' bytes (the cached table's, once cached) of the columns it reads

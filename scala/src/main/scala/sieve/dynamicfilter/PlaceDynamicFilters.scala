@@ -86,10 +86,7 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
   /** A plan whose scans are all inside stages made already (AQE plans the query again after each stage,
    * ~10 times for TPC-DS q68, and a walk costs tens of ms there): no filter can be placed, so no walk; each
    * join keeps the reason its logical join was given while its scans were in the plan. */
-  private def keepReasons(plan: SparkPlan): SparkPlan = {
-    plan.foreach { case EquiJoin(j) => keepReason(j); case _ => }
-    plan
-  }
+  private def keepReasons(plan: SparkPlan): SparkPlan = { plan.foreach { case EquiJoin(j) => keepReason(j); case _ => }; plan }
 
   /** `j`, whose scans are all inside stages made already, with the reason its logical join was given. */
   private def keepReason(j: EquiJoin): SparkPlan = {
@@ -341,7 +338,8 @@ object PlaceDynamicFilters extends Rule[SparkPlan] {
         WaitBound.spent(PlanMemo.executionId, key, rate) match {
           case Some(spent) if spent >= budget => Left(s"${nameOf(scan)} waited for its keys while the cores it " +
             s"would use stood idle, at a cost of $spent bytes of reading (idleCoreSecondBytes: $rate), more than " +
-            s"the $budget it saves: the wait was ended")
+            s"the $budget it saves: the wait was ended" +
+            SieveConf.DYNAMIC_FILTER_IDLE_CORE_SECOND_BYTES.wouldPlace(s"< ${BigInt(rate) * budget / spent}"))
           case _ => Right(Some(WaitBoundExec(key, budget, KeyWait.coresOf(scan), rate)(
             exchangesRead(source.creation))))
         }

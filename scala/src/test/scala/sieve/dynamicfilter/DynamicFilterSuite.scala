@@ -345,6 +345,33 @@ class DynamicFilterSuite extends SieveSessionSuite {
     }
   }
 
+  test("a decline names the setting that would place the filter, and that value places it") {
+    val placedWith = """placed with (spark\.[\w.]+) (?:<=|>=|=|<) ([\w.]+)""".r
+    val smj = Seq("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1")
+    // the star join: the wait for the dimension's keys outweighs what the filter saves on tables this small (AQE off:
+    // under AQE a filter placed at the break-even weight has no time left to wait, and the wait bound ends it, which
+    // names idleCoreSecondBytes); fact by the whole dim (the wait not weighed): a creation side not 50 times smaller than
+    // its scan, whose keys are all of fact's
+    Seq((starJoin, Seq("spark.sieve.dynamicFilter.waitWeight" -> "1"), Seq("waitWeight")),
+        ("SELECT count(*), sum(f.v), sum(d.cat) FROM fact f JOIN dim d ON f.k = d.k",
+          Seq("spark.sieve.dynamicFilter.waitWeight" -> "0", "spark.sieve.dynamicFilter.minSizeRatio" -> "50"),
+          Seq("minSizeRatio", "maxPassRatio"))).foreach { case (q, base, expected) =>
+      var settings = smj ++ base :+ ("spark.sql.adaptive.enabled" -> "false")
+      def run(): DataFrame = withConf(settings: _*)(checkAnswerAgainstVanilla(sql(q)))
+      var df = run()
+      val named = scala.collection.mutable.Buffer[String]()
+      while (filters(df).isEmpty && named.size < expected.size) {
+        val text = DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")
+        val m = placedWith.findFirstMatchIn(text).getOrElse(fail(text))
+        named += m.group(1)
+        settings :+= m.group(1) -> m.group(2)
+        df = run()
+      }
+      assert(named === expected.map("spark.sieve.dynamicFilter." + _), q)
+      assert(filters(df).nonEmpty, s"$settings:\n${DynamicFilterExplain(df.queryExecution.executedPlan).mkString("\n")}")
+    }
+  }
+
   test("the creation side's footers say where its keys can lie: a filter whose keys lie in every row group of the scan saves no read") {
     // a sort-merge join, its shuffle not counted (beforeShuffle=false): what a filter saves is the fact's read
     // its keys can skip; the wait weighed little, so any saving pays
@@ -380,7 +407,8 @@ class DynamicFilterSuite extends SieveSessionSuite {
       val all = checkAnswerAgainstVanilla(sql("SELECT f.v, d.cat FROM fact_files f JOIN dim d ON f.k = d.k WHERE d.cat >= 0"))
       val Seq(f) = filters(all)
       assert(f.filterDescription(0).contains("dropped before the scan: expected to keep 100% of its rows") &&
-        f.filterDescription(0).contains("keys in [") && f.filterDescription(0).endsWith("not collected)"),
+        f.filterDescription(0).contains("keys in [") &&
+        f.filterDescription(0).endsWith("not collected); placed with spark.sieve.dynamicFilter.maxPassRatio >= 1.000"),
         f.filterDescription(0))
       assert(KeyCollector.reads.get === reads && metric(f, "numKeys") === 0)
       assert(metric(f, "droppedBeforeScan") === 1 && metric(f, "rowsTested") === 0)
@@ -609,4 +637,31 @@ class DynamicFilterSuite extends SieveSessionSuite {
         org.apache.spark.sql.catalyst.expressions.DynamicPruningExpression])), df.queryExecution.executedPlan)
     }
   }
+
+  testWithAndWithoutAqe("the testing switch filters rows made in memory: a Dataset of case classes, a local relation") {
+    // Spark's own suites read tables like these (`testData`: an RDD of case classes under SerializeFromObject)
+    val pairs = (0 until 2000).map(i => DynamicFilterSuite.KeyValue(i % 200, i.toString))
+    def inMemory(s: SparkSession): DataFrame = {
+      import s.implicits._
+      s.sparkContext.parallelize(pairs, 2).toDF().createOrReplaceTempView("kv_rdd")
+      pairs.take(50).toDF().createOrReplaceTempView("kv_local")
+      s.sql("SELECT r.key, r.value, l.value FROM kv_rdd r JOIN kv_local l ON r.key = l.key WHERE l.value < '2'")
+    }
+    withConf("spark.sieve.testing.placeEveryFilter" -> "true", "spark.sql.autoBroadcastJoinThreshold" -> "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      val df = checkAnswerAgainstVanilla(inMemory)
+      val targets = filters(df).map(f => FilterPlans.scanOf(f.child).nodeName)
+      assert(targets.contains("SerializeFromObject"), df.queryExecution.executedPlan)
+      val kept = filters(df).filter(f => FilterPlans.scanOf(f.child).nodeName == "SerializeFromObject")
+      assert(kept.map(metric(_, "numOutputRows")).sum < 2000, df.queryExecution.executedPlan)
+    }
+    // not without the switch: a filter on rows already in memory saves no read
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "-1") {
+      assert(filters(checkAnswerAgainstVanilla(inMemory)).isEmpty)
+    }
+  }
+}
+
+object DynamicFilterSuite {
+  case class KeyValue(key: Int, value: String)
 }
