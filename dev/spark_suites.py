@@ -19,6 +19,12 @@ import time
 import xml.etree.ElementTree as ET
 
 P = "org.apache.spark.sql."
+
+
+def short(suite):
+    return suite.rsplit(".", 1)[-1]
+
+
 SUITES = [
     P + "DynamicPartitionPruningV1SuiteAEOn", P + "DynamicPartitionPruningV1SuiteAEOff",
     P + "DynamicPartitionPruningV2SuiteAEOn", P + "DynamicPartitionPruningV2SuiteAEOff",
@@ -29,9 +35,11 @@ SUITES = [
     P + "SQLQuerySuite", P + "DataFrameSuite", P + "DataFrameAggregateSuite", P + "DataFrameWindowFunctionsSuite",
     P + "TPCDSQuerySuite",
 ]
-# what CI runs on every line: the suites about the joins and runtime filters spark-sieve places its own beside
-SLICE = [P + "DynamicPartitionPruningV1SuiteAEOn", P + "InjectRuntimeFilterSuite",
-         P + "execution.joins.ExistenceJoinSuite", P + "execution.joins.OuterJoinSuite", P + "JoinSuite"]
+# what CI runs on every line (--slice, with spark-sieve only): one list, beside the README's table of what CI tests
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "spark_sieve"))
+import _spark_lines  # noqa: E402
+
+SLICE = [s for s in SUITES if short(s) in _spark_lines.SUITES_SLICE]
 
 JVM_OPTIONS = [
     "-XX:+IgnoreUnrecognizedVMOptions", "--add-modules=jdk.incubator.vector",
@@ -52,10 +60,6 @@ SIEVE_PROPERTIES = {
 }
 
 
-def short(suite):
-    return suite.rsplit(".", 1)[-1]
-
-
 def run_suite(args, suite, mode):
     """Runs `suite` in `mode` ("vanilla" or "sieve"); its JUnit reports, log and placement lines under args.out."""
     base = os.path.join(args.out, mode, short(suite))
@@ -64,8 +68,12 @@ def run_suite(args, suite, mode):
     classpath = [os.path.join(args.spark_jars, "*"), os.path.join(args.test_jars, "*")]
     props = {}
     if mode == "sieve":
-        classpath = [args.sieve_jar, args.sieve_tests] + classpath
-        props = dict(SIEVE_PROPERTIES, **{"sieve.placement.out": os.path.join(base, "placement.tsv")})
+        classpath = [args.sieve_jar] + ([args.sieve_tests] if args.sieve_tests else []) + classpath
+        props = dict(SIEVE_PROPERTIES)
+        if args.sieve_tests:  # (the listener is a test class: without them, no count)
+            props["sieve.placement.out"] = os.path.join(base, "placement.tsv")
+        else:
+            del props["spark.sql.queryExecutionListeners"]
     runpath = " ".join(sorted(glob.glob(os.path.join(args.test_jars, "spark-sql_*-tests.jar"))))
     tmp = os.path.join(base, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -152,9 +160,11 @@ def failed(outcome):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    for name in ("line", "tests-version", "out", "spark-jars", "test-jars", "sieve-jar", "sieve-tests", "by-design"):
+    for name in ("line", "tests-version", "out", "spark-jars", "test-jars", "sieve-jar", "by-design"):
         p.add_argument(f"--{name}", required=True)
-    p.add_argument("--slice", action="store_true", help="only the suites CI runs")
+    p.add_argument("--sieve-tests", help="spark-sieve's test classes (the placement listener); none: no count")
+    p.add_argument("--slice", action="store_true",
+                   help="only the suites CI runs, with spark-sieve only (no run without it: they pass there)")
     p.add_argument("--suites", help="comma-separated suite names (short or full) instead of the list")
     p.add_argument("--timeout", type=int, default=3600, help="seconds a suite may run in one mode")
     p.add_argument("--fresh-vanilla", action="store_true",
@@ -169,10 +179,11 @@ def main():
     rows, bugs, listed, total = [], [], [], collections.Counter()
     all_reasons = collections.Counter()
     for suite in suites:
-        vbase, vcode, vs = vanilla_run(args, suite)
-        print(f"[spark-suites] {short(suite)}: vanilla {vs:.0f} s; with spark-sieve ...", file=sys.stderr, flush=True)
+        vbase, vcode, vs = vanilla_run(args, suite) if not args.slice else (None, 0, 0.0)
+        done = "" if args.slice else f"vanilla {vs:.0f} s; "
+        print(f"[spark-suites] {short(suite)}: {done}with spark-sieve ...", file=sys.stderr, flush=True)
         sbase, scode, ss = run_suite(args, suite, "sieve")
-        vanilla, sieve = results(vbase), results(sbase)
+        vanilla, sieve = results(vbase) if vbase else {}, results(sbase)
         counts, reasons = placement(sbase)
         all_reasons.update(reasons)
         only = sorted(t for t, o in sieve.items() if failed(o) and not failed(vanilla.get(t)))
@@ -206,6 +217,8 @@ def render(args, rows, total, bugs, listed, reasons):
             "queries", "with an equi-join", "with a filter"]
     lines = [f"# Spark {args.tests_version}'s suites with spark-sieve (Spark line {args.line}, "
              f"spark.sieve.testing.placeEveryFilter)", "",
+             *(["The slice CI runs: with spark-sieve only (no run without it), no placements counted.", ""]
+               if args.slice else []),
              "| " + " | ".join(cols + ["filter share", "seconds vanilla / sieve"]) + " |",
              "|" + "---|" * (len(cols) + 2)]
     for r in rows:

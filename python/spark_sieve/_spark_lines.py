@@ -86,11 +86,31 @@ def ci_tests(line: str) -> tuple[str, ...]:
             + (CONNECT_LINE_TESTS if line in CONNECT_SERVER else ()))
 
 
+# Spark's own suites CI runs on each line with spark-sieve loaded (`dev/spark-suites --slice`): on the line's
+# test-jars, or, where Maven serves none of the line's release, an older release's, with those of the slice's suites
+# that link against the line's jars and pass there without spark-sieve (4.2.0's InjectRuntimeFilterSuite needs
+# MergeSubplans, which 4.3's jars do not have).
+# The slice: Spark's runtime bloom filter's suite, beside whose filters spark-sieve places its own on every join
+# it tests, and the DataFrame joins' (hints, every join type, self-joins), about a minute.
+SUITES_SLICE = ("InjectRuntimeFilterSuite", "DataFrameJoinSuite")
+SUITES_TESTS_FROM = {"4.3": ("4.2.0", ("DataFrameJoinSuite",))}
+
+
+def ci_suites(line: str) -> tuple[str, ...]:
+    """The arguments of dev/spark-suites CI gives on ``line``."""
+    if line in SUITES_TESTS_FROM:
+        version, suites = SUITES_TESTS_FROM[line]
+        return ("--slice", "--tests-version", version, "--suites", ",".join(suites))
+    return ("--slice",)
+
+
 def tested(line: str) -> str:
     """What CI runs on ``line``, in words."""
     args = ci_tests(line)
     scala = "the Scala suites and " if ci_scala(line) else ""
-    return scala + ("every pytest module" if not args else ", ".join(t.split("/")[-1] for t in args))
+    suites = SUITES_TESTS_FROM.get(line, (None, SUITES_SLICE))
+    return (scala + ("every pytest module" if not args else ", ".join(t.split("/")[-1] for t in args)) +
+            f"; Spark's {' and '.join(suites[1])}" + (f" ({suites[0]}'s)" if suites[0] else ""))
 
 
 def compatibility_table() -> str:
@@ -109,7 +129,8 @@ def compatibility_table() -> str:
 if __name__ == "__main__":
     # dev/env.sh: `python3 _spark_lines.py [LINE]` prints "LINE PYSPARK SCALA" (default: the newest line);
     # `--all` prints every line's, `--ci-tests LINE` the pytest arguments CI gives on it, `--ci-scala LINE`
-    # whether CI runs the Scala suites there, `--connect-server LINE`
+    # whether CI runs the Scala suites there, `--ci-suites LINE` the arguments of dev/spark-suites CI gives there,
+    # `--connect-server LINE`
     # its separate Spark Connect server release (if any), `--requirements LINE` its own pip requirements,
     # `--table-formats LINE` its Delta and Iceberg jars, `--format-line` the newest line with both,
     # `--table` README's table; an unknown line exits non-zero naming the supported ones.
@@ -117,6 +138,9 @@ if __name__ == "__main__":
 
     if sys.argv[1:2] == ["--ci-tests"]:  # the pytest arguments CI gives on a line (nothing: every module)
         print(" ".join(ci_tests(sys.argv[2])))
+        sys.exit()
+    if sys.argv[1:2] == ["--ci-suites"]:  # the arguments of dev/spark-suites CI gives on a line
+        print(" ".join(ci_suites(sys.argv[2])))
         sys.exit()
     if sys.argv[1:2] == ["--ci-scala"]:  # "yes" where CI runs the Scala suites on a line
         print("yes" if ci_scala(sys.argv[2]) else "no")
