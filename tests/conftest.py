@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 import spark_sieve as sieve
 import table_formats
+import tiers
 from spark_line import CONNECT_SERVER_APART
 from standalone import StandaloneCluster
 from vanilla_session import vanilla_session_over
@@ -205,9 +206,25 @@ def cluster_vanilla(cluster_spark):
     return vanilla_session_over(cluster_spark.sparkContext)
 
 
+def pytest_collection_modifyitems(config, items):
+    """The quick tier (tests/tiers.py): the full tier's own modules left out, unless named on the command line."""
+    if tiers.FULL or config.getoption("file_or_dir"):
+        return
+    left = [i for i in items if i.path.name in tiers.FULL_ONLY]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [i for i in items if i.path.name not in tiers.FULL_ONLY]
+        _LEFT_OUT.append(f"quick tier: {len(left)} tests of {', '.join(sorted({i.path.name for i in left}))} "
+                         "left to the full one (dev/test --full)")
+
+
+_LEFT_OUT: list = []
+
+
 def pytest_terminal_summary(terminalreporter):
-    """The exactness suite's tallies (tests/exactness.py): queries, filters placed, declines, differences."""
+    """The exactness suite's tallies (tests/exactness.py): queries, filters placed, declines, differences; what the
+    quick tier left out."""
     import exactness
 
-    for line in exactness.TALLIES:
+    for line in exactness.TALLIES + _LEFT_OUT:
         terminalreporter.write_line(line)
