@@ -34,13 +34,16 @@ final case class ConfigEntry[T](
 
   /** The words a dynamic filter's decline ends with, naming this setting and the value
    * (`value`: "<= 3.2", "= true") that would have placed the filter: `spark_sieve.explain` shows them. */
-  def wouldPlace(value: String): String = s"; placed with $key $value"
+  def wouldPlace(value: String): String = ConfigEntry.wouldPlace(key, value)
 
   /** This setting kept out of `SET -v`'s list (Spark's `.internal()`) and listed in docs/tuning.md, not the README. */
   def asInternal: ConfigEntry[T] = copy(internal = true)
 }
 
 object ConfigEntry {
+  /** [[ConfigEntry.wouldPlace]] of any setting's `key` (Spark's own too). */
+  def wouldPlace(key: String, value: String): String = s"; placed with $key $value"
+
   // a plain decimal number: no whitespace, no 'd' / 'f' suffix, which Java's own parser would take
   private val Decimal = """[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?""".r
 

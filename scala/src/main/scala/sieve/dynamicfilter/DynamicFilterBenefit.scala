@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExcha
 import org.apache.spark.sql.execution.joins.BaseJoinExec
 import org.apache.spark.sql.internal.SQLConf
 
-import sieve.config.SieveConf
+import sieve.config.{ConfigEntry, SieveConf}
 import sieve.dynamicfilter.FilterPlans._
 import sieve.scan.{KeyPrunedFileIndex, KeyScanPushdown, PrunedScanBytes}
 
@@ -93,7 +93,7 @@ object DynamicFilterBenefit {
     // of the joins of TPC-DS partitioned by date are DPP's own, asked again at each of AQE's plans)
     if (onPartitionColumn && conf.getConf(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED) && dppFilters(scan, facts))
       Decline(s"$name: the key is a partition column (dynamic partition pruning's)" +
-        s"; placed with ${SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED.key} = false")
+        ConfigEntry.wouldPlace(SQLConf.DYNAMIC_PARTITION_PRUNING_ENABLED.key, "= false"))
     else {
       val bytes = scanBytes(scan)
       val least = leastScanBytes(target, keys, source, route, probedInStage)
