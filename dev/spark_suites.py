@@ -53,7 +53,6 @@ JVM_OPTIONS = [
 SIEVE_PROPERTIES = {
     "spark.sql.extensions": "sieve.SieveExtensions",
     "spark.sieve.testing.placeEveryFilter": "true",
-    "spark.sql.queryExecutionListeners": "sieve.testing.PlacementListener",
     # the logging vanilla's run has (Spark's defaults, INFO): spark-sieve's test classes hold the log4j2.properties
     # of its own tests (WARN), which would win, and tests that wait for an INFO line (AQE's plan changes) would fail
     "log4j2.configurationFile": "org/apache/spark/log4j2-defaults.properties",
@@ -71,9 +70,8 @@ def run_suite(args, suite, mode):
         classpath = [args.sieve_jar] + ([args.sieve_tests] if args.sieve_tests else []) + classpath
         props = dict(SIEVE_PROPERTIES)
         if args.sieve_tests:  # (the listener is a test class: without them, no count)
-            props["sieve.placement.out"] = os.path.join(base, "placement.tsv")
-        else:
-            del props["spark.sql.queryExecutionListeners"]
+            props.update({"spark.sql.queryExecutionListeners": "sieve.testing.PlacementListener",
+                          "sieve.placement.out": os.path.join(base, "placement.tsv")})
     runpath = " ".join(sorted(glob.glob(os.path.join(args.test_jars, "spark-sql_*-tests.jar"))))
     tmp = os.path.join(base, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -97,14 +95,16 @@ def vanilla_run(args, suite):
     nothing of ours changes it) unless --fresh-vanilla; run now otherwise."""
     done = os.path.join(args.out, "vanilla", short(suite), "done.json")
     if not args.fresh_vanilla and os.path.exists(done):
-        kept = json.load(open(done))
+        with open(done) as f:
+            kept = json.load(f)
         if kept.get("tests_version") == args.tests_version:
             print(f"[spark-suites] {short(suite)}: vanilla kept from an earlier run ({done})", file=sys.stderr, flush=True)
             return os.path.dirname(done), kept["code"], kept["seconds"]
     print(f"[spark-suites] {short(suite)}: vanilla ...", file=sys.stderr, flush=True)
     base, code, seconds = run_suite(args, suite, "vanilla")
     if code != "timeout":
-        json.dump({"tests_version": args.tests_version, "code": code, "seconds": seconds}, open(done, "w"))
+        with open(done, "w") as f:
+            json.dump({"tests_version": args.tests_version, "code": code, "seconds": seconds}, f)
     return base, code, seconds
 
 

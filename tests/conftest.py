@@ -206,6 +206,9 @@ def cluster_vanilla(cluster_spark):
     return vanilla_session_over(cluster_spark.sparkContext)
 
 
+_LEFT_OUT: list = []  # what the quick tier left out, for the summary
+
+
 def pytest_collection_modifyitems(config, items):
     """The quick tier (tests/tiers.py): the full tier's own modules left out, unless named on the command line."""
     if tiers.FULL or config.getoption("file_or_dir"):
@@ -216,9 +219,6 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [i for i in items if i.path.name not in tiers.FULL_ONLY]
         _LEFT_OUT.append(f"quick tier: {len(left)} tests of {', '.join(sorted({i.path.name for i in left}))} "
                          "left to the full one (dev/test --full)")
-
-
-_LEFT_OUT: list = []
 
 
 def pytest_terminal_summary(terminalreporter):
