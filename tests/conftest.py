@@ -210,15 +210,18 @@ _LEFT_OUT: list = []  # what the quick tier left out, for the summary
 
 
 def pytest_collection_modifyitems(config, items):
-    """The quick tier (tests/tiers.py): the full tier's own modules left out, unless named on the command line."""
+    """The quick tier (tests/tiers.py): the full tier's own modules and the AQE-off variants left out, unless modules
+    are named on the command line."""
     if tiers.FULL or config.getoption("file_or_dir"):
         return
-    left = [i for i in items if i.path.name in tiers.FULL_ONLY]
-    if left:
-        config.hook.pytest_deselected(items=left)
-        items[:] = [i for i in items if i.path.name not in tiers.FULL_ONLY]
-        _LEFT_OUT.append(f"quick tier: {len(left)} tests of {', '.join(sorted({i.path.name for i in left}))} "
-                         "left to the full one (dev/test --full)")
+    modules = [i for i in items if i.path.name in tiers.FULL_ONLY]
+    aqe_off = [i for i in items if i.path.name not in tiers.FULL_ONLY and tiers.aqe_off(i)]
+    if modules or aqe_off:
+        config.hook.pytest_deselected(items=modules + aqe_off)
+        left = {id(i) for i in modules + aqe_off}
+        items[:] = [i for i in items if id(i) not in left]
+        _LEFT_OUT.append(f"quick tier: {len(modules)} tests of {', '.join(sorted({i.path.name for i in modules}))} "
+                         f"and {len(aqe_off)} AQE-off variants left to the full one (dev/test --full)")
 
 
 def pytest_terminal_summary(terminalreporter):

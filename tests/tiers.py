@@ -1,6 +1,7 @@
 """The two tiers of the Python tests. `dev/test` runs the quick one: every feature, each answer against vanilla
-Spark's with the plan shape. `dev/test --full` (and CI on the newest line) runs every module, the corpora and
-long end-to-end runs too. One home for which module is in which; a module named on the command line always runs.
+Spark's with the plan shape, under Spark's default AQE. `dev/test --full` (and CI) runs every module, the corpora and
+long end-to-end runs too, and each test's AQE-off variant. One home for which test is in which; a module named on the
+command line always runs whole. (The Scala suites read the same SIEVE_TESTS: SieveSessionSuite.testWithAndWithoutAqe.)
 """
 
 import os
@@ -9,6 +10,15 @@ FULL = os.environ.get("SIEVE_TESTS") == "full"
 
 # Modules only the full tier runs: the corpora, 60% of a whole run's time on Spark 4.3 (docs/development.md has the
 # table): TPC-DS's 99 queries in layouts, AQE on and off, and on a cluster; Spark's SQL golden files; every pair of
-# bulk-filter value and column types; TPC-H's 22 queries; TPC-DS on Delta and Iceberg.
+# bulk-filter value and column types; TPC-H's 22 queries; TPC-DS on Delta and Iceberg. And the end-to-end runs of
+# features the quick tier tests in-process: the README's demo command, and dynamic filters on a standalone
+# cluster's executors (two worker JVMs to start).
 FULL_ONLY = ("test_tpcds.py", "test_sql_corpus.py", "test_bulk_filter_type_pairs.py", "test_tpch.py",
-             "test_tpcds_formats.py")
+             "test_tpcds_formats.py", "test_demo.py", "test_cluster.py")
+
+
+def aqe_off(item) -> bool:
+    """Whether a collected test is the AQE-off variant of a test parametrized by AQE (`aqe` "false", `aqe_on`
+    False): the quick tier leaves it to the full one."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return params.get("aqe") == "false" or params.get("aqe_on") is False

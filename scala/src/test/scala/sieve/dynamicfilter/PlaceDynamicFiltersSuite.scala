@@ -456,8 +456,8 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
     // and customer_demographics' filter, to be decided once DPP's keys were known, never came (2.8M rows into
     // the sort-merge join instead of 94K). Here DPP's side dp takes 3 s, x 1.5 s (one row each), d1 none: whichever
     // of x and d1 runs first, its filter is placed at once and the stage waits for dp, so the other's is placed too
-    Seq(spark, vanilla).foreach(_.udf.register("slow_at",
-      (k: Int, at: Int, ms: Int) => { if (k == at) Thread.sleep(ms); k }))
+    spark.udf.register("slow_at", (k: Int, at: Int, ms: Int) => { if (k == at) Thread.sleep(ms); k })
+    vanilla.udf.register("slow_at", (k: Int, _: Int, _: Int) => k)  // the answer's reference need not wait
     val q = "SELECT f.k, f.s FROM (SELECT p, k, k2, sum(v) AS s FROM fact_by_p GROUP BY p, k, k2) f " +
       "JOIN (SELECT k2 % 4 AS p FROM d2 WHERE k2 = 3 AND slow_at(grp, 3, 3000) = 3) dp ON f.p = dp.p " +
       "JOIN d1 ON f.k = d1.k " +
@@ -700,13 +700,13 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   test("rows a filter drops before a broadcast join whose rows go into a shuffle: counted for each row the join makes") {
     withConf(joins("10485760") :+ ("spark.sql.adaptive.enabled" -> "true"): _*) {
       // fact probes pairs' broadcast on k (2 rows of each k) and the rows it makes go into the shuffle of a
-      // sort-merge join with d2's rows of grp 3 (10 of 500 k2), which filter fact. d2's stage is slow here (10 ms
-      // a row; vanilla's `slow` does not wait), so as AQE plans fact's stage (once pairs is built) the keys are not
+      // sort-merge join with d2's rows of grp 3 (10 of 500 k2), which filter fact. d2's stage is slow here (4 ms
+      // a row, 2 s; vanilla's `slow` does not wait), so as AQE plans fact's stage (once pairs is built) the keys are not
       // known: the filter waits for them, and pays only by what it saves. k2 is spread over every row group: no
       // read saved, but each fact row makes 2 rows (pairs' 4,000 rows over its 2,000 keys, all in fact's range of
       // k), each shuffled (x2): x4 the bytes it reads (all of fact's columns)
       // (d2 in one file: its stage's one task leaves the other core to pairs' broadcast)
-      spark.udf.register("slow", (x: Int) => { Thread.sleep(10); x })
+      spark.udf.register("slow", (x: Int) => { Thread.sleep(4); x })
       vanilla.udf.register("slow", (x: Int) => x)
       spark.read.parquet(s"$dir/d2").coalesce(1).write.mode("overwrite").parquet(s"$dir/d2_one_file")
       Seq(spark, vanilla).foreach(_.read.parquet(s"$dir/d2_one_file").createOrReplaceTempView("d2_one_file"))
@@ -898,8 +898,8 @@ class PlaceDynamicFiltersSuite extends SieveSessionSuite {
   test("under AQE a scan waits for its keys only while its idle cores could not read what the filter saves") {
     // d1's rows pass a UDF that holds its one task 2 s (at key 0): fact's stage, one task, waits for d1's
     // shuffle with the other core idle
-    Seq(spark, vanilla).foreach(_.udf.register("slow_cat",
-      (k: Int, cat: Int) => { if (k == 0) Thread.sleep(2000); cat }))
+    spark.udf.register("slow_cat", (k: Int, cat: Int) => { if (k == 0) Thread.sleep(2000); cat })
+    vanilla.udf.register("slow_cat", (_: Int, cat: Int) => cat)  // the answer's reference need not wait
     val q = "SELECT f.v FROM fact f JOIN d1 ON f.k = d1.k WHERE slow_cat(d1.k, d1.cat) = 7"
     def bounds(plan: SparkPlan) = collectWithSubqueries(plan) { case b: WaitBoundExec => b }
     withConf(joins("-1") ++ Seq("spark.sql.adaptive.enabled" -> "true",
