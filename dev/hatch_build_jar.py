@@ -13,7 +13,8 @@ import subprocess
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-_JAR_INPUTS = ("scala", "build.sbt", "project/build.properties", "python/spark_sieve/_version.py")
+# what a jar is built from (its tests are not: a change to them leaves every line's jar current)
+_JAR_INPUTS = ("scala/src/main", "build.sbt", "project/build.properties", "python/spark_sieve/_version.py")
 
 
 def _newest_input_mtime(root):
