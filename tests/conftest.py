@@ -212,7 +212,7 @@ _LEFT_OUT: list = []  # what the quick tier left out, for the summary
 def pytest_collection_modifyitems(config, items):
     """The quick tier (tests/tiers.py): the full tier's own modules and the AQE-off variants left out, unless modules
     are named on the command line."""
-    if tiers.FULL or config.getoption("file_or_dir"):
+    if not tiers.quick(config):
         return
     modules = [i for i in items if i.path.name in tiers.FULL_ONLY]
     aqe_off = [i for i in items if i.path.name not in tiers.FULL_ONLY and tiers.aqe_off(i)]

@@ -9,7 +9,7 @@ it pruned or why it pruned nothing.
 
 `cases(whole=False)` is the slice CI runs: each (table, read, key set) once, the join and strategy rotating over
 them, so every combination appears across the slice; `whole=True` runs every join and strategy of each
-(`dev/exactness`)."""
+(`dev/exactness`); `thin=3` a third of the slice (the quick test tier's)."""
 
 import re
 from collections import Counter
@@ -120,10 +120,14 @@ class Suite:
         self.dims[at] = view
         self.sets[at] = {name: column for name, (column, _) in sets.items()}
 
-    def cases(self, whole=False):
-        """Every case (`whole`), or the slice: each (table, read, key set) with the join and strategy rotating."""
+    def cases(self, whole=False, thin=1):
+        """Every case (`whole`), or the slice: each (table, read, key set) with the join and strategy rotating; with
+        `thin` > 1 every thin-th case of the slice (each read keeps key sets of its own, and the rotation still
+        reaches every join, strategy and AQE setting while `thin` and len(COMBOS) share no factor)."""
         out = []
         for i, (at, key_set) in enumerate((at, ks) for at in self.reads for ks in self.sets[at]):
+            if i % thin:
+                continue
             combos = COMBOS if whole else [COMBOS[i % len(COMBOS)]]
             out += [Case(*at, key_set, *combo) for combo in combos]
         return out

@@ -18,6 +18,11 @@ FULL_ONLY = ("test_tpcds.py", "test_sql_corpus.py", "test_bulk_filter_type_pairs
              "test_tpcds_formats.py", "test_demo.py", "test_cluster.py", "test_connect_bulk_filter.py")
 
 
+def quick(config) -> bool:
+    """Whether a pytest run is the quick tier: not SIEVE_TESTS=full, and no module named on its command line."""
+    return not FULL and not config.getoption("file_or_dir")
+
+
 def aqe_off(item) -> bool:
     """Whether a collected test is the AQE-off variant of a test parametrized by AQE (`aqe` "false", `aqe_on`
     False): the quick tier leaves it to the full one."""
