@@ -218,8 +218,7 @@ def pytest_collection_modifyitems(config, items):
     aqe_off = [i for i in items if i.path.name not in tiers.FULL_ONLY and tiers.aqe_off(i)]
     if modules or aqe_off:
         config.hook.pytest_deselected(items=modules + aqe_off)
-        left = {id(i) for i in modules + aqe_off}
-        items[:] = [i for i in items if id(i) not in left]
+        items[:] = [i for i in items if i.path.name not in tiers.FULL_ONLY and not tiers.aqe_off(i)]
         _LEFT_OUT.append(f"quick tier: {len(modules)} tests of {', '.join(sorted({i.path.name for i in modules}))} "
                          f"and {len(aqe_off)} AQE-off variants left to the full one (dev/test --full)")
 

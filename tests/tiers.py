@@ -8,9 +8,9 @@ import os
 
 FULL = os.environ.get("SIEVE_TESTS") == "full"
 
-# Modules only the full tier runs: the corpora, 60% of a whole run's time on Spark 4.3 (docs/development.md has the
-# table): TPC-DS's 99 queries in layouts, AQE on and off, and on a cluster; Spark's SQL golden files; every pair of
-# bulk-filter value and column types; TPC-H's 22 queries; TPC-DS on Delta and Iceberg. And the end-to-end runs of
+# Modules only the full tier runs (~70% of a whole pytest run on Spark 4.3; docs/development.md has the figures):
+# the corpora: TPC-DS's 99 queries in layouts, AQE on and off, and on a cluster; Spark's SQL golden files; every pair
+# of bulk-filter value and column types; TPC-H's 22 queries; TPC-DS on Delta and Iceberg. And the end-to-end runs of
 # features the quick tier tests in-process: the README's demo command, dynamic filters on a standalone cluster's
 # executors (two worker JVMs to start), test_bulk_filter's every test again on Spark Connect (test_connect, quick,
 # runs each API of both features there).
